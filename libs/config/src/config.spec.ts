@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, redactConfig } from './config.js';
+
+describe('loadConfig', () => {
+  it('defaults to the embedded store', () => {
+    const c = loadConfig({});
+    expect(c.port).toBe(8080);
+    expect(c.hot).toEqual({ kind: 'embedded', dir: './data/hot', fsync: 'always' });
+    expect(c.objects).toEqual({ kind: 'filesystem', dir: './data/objects' });
+    expect(c.role).toBe('all');
+  });
+
+  it('switches to Redis and S3 when configured', () => {
+    const c = loadConfig({ S4_REDIS_URL: 'redis://127.0.0.1:6390', S4_S3_BUCKET: 'my-bucket', S4_S3_FORCE_PATH_STYLE: 'true' });
+    expect(c.hot.kind).toBe('redis');
+    expect(c.objects).toMatchObject({ kind: 's3', bucket: 'my-bucket', forcePathStyle: true });
+  });
+
+  it('names every bad variable', () => {
+    try {
+      loadConfig({ S4_PORT: 'eighty', S4_ROLE: 'boss', S4_TYPO: '1' });
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      const msg = (e as Error).message;
+      expect(msg).toContain('S4_PORT');
+      expect(msg).toContain('S4_ROLE');
+      expect(msg).toContain('S4_TYPO: unknown variable');
+    }
+  });
+
+  it('redacts secrets', () => {
+    const c = loadConfig({ S4_REDIS_URL: 'redis://user:pw@h:1', S4_REDIS_PASSWORD: 'secret' });
+    const text = JSON.stringify(redactConfig(c));
+    expect(text).not.toContain('secret');
+    expect(text).not.toContain(':pw@');
+  });
+});

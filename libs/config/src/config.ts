@@ -1,0 +1,155 @@
+import { z } from 'zod';
+
+/**
+ * Every environment variable S4 reads, validated once at start. This module is the only reader
+ * of process.env; docs/configuration.md lists the same variables.
+ */
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+export const ROLES = ['all', 'api', 'segment'] as const;
+export type Role = (typeof ROLES)[number];
+
+const schema = z.object({
+  S4_ROLE: z.enum(ROLES).default('all'),
+  S4_HOST: z.string().min(1).default('0.0.0.0'),
+  S4_PORT: int(0, 65_535).default(8080),
+  S4_DATA_DIR: z.string().min(1).default('./data'),
+  S4_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  S4_NAMESPACE: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lowercase letters, digits, _ and -, at most 63').default('default'),
+  S4_SHARDS: int(1, 4096).default(16),
+
+  S4_REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
+  S4_REDIS_PASSWORD: z.string().optional(),
+  S4_EMBEDDED_FSYNC: z.enum(['always', 'never']).default('always'),
+
+  S4_S3_BUCKET: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket name').optional(),
+  S4_S3_PREFIX: z.string().regex(/^([A-Za-z0-9._-]+\/)*$/, 'empty or path segments ending with /').default(''),
+  S4_S3_ENDPOINT: z.url().optional(),
+  S4_S3_FORCE_PATH_STYLE: bool.default(false),
+  S4_S3_MAX_SOCKETS: int(1, 4096).default(64),
+  AWS_REGION: z.string().min(1).default('us-east-1'),
+
+  S4_FLUSH_INTERVAL_MS: int(100, 3_600_000).default(10_000),
+  S4_FLUSH_GRACE_MS: int(0, 86_400_000).default(300_000),
+  S4_LEASE_TTL_MS: int(1_000, 3_600_000).default(60_000),
+
+  S4_QUERY_CONCURRENCY: int(1, 1024).default(32),
+  S4_CACHE_BYTES: int(0, 2 ** 40).default(256 * 1024 * 1024),
+
+  S4_MAX_BODY_BYTES: int(1024, 1024 ** 3).default(64 * 1024 * 1024),
+  S4_MAX_SAMPLES_PER_REQUEST: int(1, 100_000_000).default(1_000_000),
+  S4_MAX_FIELDS_PER_SAMPLE: int(1, 10_000).default(256),
+  S4_MAX_RECORD_BYTES: int(16, 16 * 1024 * 1024).default(64 * 1024),
+  S4_MAX_TAGS: int(0, 1024).default(32),
+  S4_MAX_TAG_LENGTH: int(1, 65_536).default(256),
+  S4_MAX_FUTURE_MS: int(0, 365 * 86_400_000).default(900_000),
+  S4_MAX_QUERY_POINTS: int(1, 2 ** 40).default(50_000_000),
+});
+
+export type RawEnv = Readonly<Record<string, string | undefined>>;
+
+export interface Config {
+  readonly role: Role;
+  readonly host: string;
+  readonly port: number;
+  readonly dataDir: string;
+  readonly logLevel: z.infer<typeof schema>['S4_LOG_LEVEL'];
+  readonly namespace: string;
+  readonly shards: number;
+  readonly hot:
+    | { readonly kind: 'redis'; readonly url: string; readonly password: string | undefined }
+    | { readonly kind: 'embedded'; readonly dir: string; readonly fsync: 'always' | 'never' };
+  readonly objects:
+    | {
+        readonly kind: 's3';
+        readonly bucket: string;
+        readonly prefix: string;
+        readonly endpoint: string | undefined;
+        readonly forcePathStyle: boolean;
+        readonly region: string;
+        readonly maxSockets: number;
+      }
+    | { readonly kind: 'filesystem'; readonly dir: string };
+  readonly flush: { readonly intervalMs: number; readonly graceMs: number; readonly leaseTtlMs: number };
+  readonly query: { readonly concurrency: number; readonly cacheBytes: number; readonly maxPoints: number };
+  readonly limits: {
+    readonly maxBodyBytes: number;
+    readonly maxSamplesPerRequest: number;
+    readonly maxFieldsPerSample: number;
+    readonly maxRecordBytes: number;
+    readonly maxTags: number;
+    readonly maxTagLength: number;
+    readonly maxFutureMs: number;
+  };
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parse the environment (only S4_* and AWS_REGION are read); throws ConfigError naming each bad variable. */
+export function loadConfig(env: RawEnv = process.env): Config {
+  const picked = Object.fromEntries(
+    Object.entries(env).filter(([k, v]) => (k.startsWith('S4_') || k === 'AWS_REGION') && v !== undefined && v !== ''),
+  );
+  const unknown = Object.keys(picked).filter((k) => k.startsWith('S4_') && !(k in schema.shape) && !IGNORED.has(k));
+  const parsed = schema.safeParse(picked);
+  const problems = unknown.map((k) => `${k}: unknown variable (see docs/configuration.md)`);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) problems.push(`${issue.path.join('.')}=${JSON.stringify(picked[String(issue.path[0])] ?? '')}: ${issue.message}`);
+  }
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
+  const e = parsed.data;
+  return Object.freeze({
+    role: e.S4_ROLE,
+    host: e.S4_HOST,
+    port: e.S4_PORT,
+    dataDir: e.S4_DATA_DIR,
+    logLevel: e.S4_LOG_LEVEL,
+    namespace: e.S4_NAMESPACE,
+    shards: e.S4_SHARDS,
+    hot: e.S4_REDIS_URL
+      ? { kind: 'redis', url: e.S4_REDIS_URL, password: e.S4_REDIS_PASSWORD }
+      : { kind: 'embedded', dir: `${e.S4_DATA_DIR}/hot`, fsync: e.S4_EMBEDDED_FSYNC },
+    objects: e.S4_S3_BUCKET
+      ? {
+          kind: 's3',
+          bucket: e.S4_S3_BUCKET,
+          prefix: e.S4_S3_PREFIX,
+          endpoint: e.S4_S3_ENDPOINT,
+          forcePathStyle: e.S4_S3_FORCE_PATH_STYLE,
+          region: e.AWS_REGION,
+          maxSockets: e.S4_S3_MAX_SOCKETS,
+        }
+      : { kind: 'filesystem', dir: `${e.S4_DATA_DIR}/objects` },
+    flush: { intervalMs: e.S4_FLUSH_INTERVAL_MS, graceMs: e.S4_FLUSH_GRACE_MS, leaseTtlMs: e.S4_LEASE_TTL_MS },
+    query: { concurrency: e.S4_QUERY_CONCURRENCY, cacheBytes: e.S4_CACHE_BYTES, maxPoints: e.S4_MAX_QUERY_POINTS },
+    limits: {
+      maxBodyBytes: e.S4_MAX_BODY_BYTES,
+      maxSamplesPerRequest: e.S4_MAX_SAMPLES_PER_REQUEST,
+      maxFieldsPerSample: e.S4_MAX_FIELDS_PER_SAMPLE,
+      maxRecordBytes: e.S4_MAX_RECORD_BYTES,
+      maxTags: e.S4_MAX_TAGS,
+      maxTagLength: e.S4_MAX_TAG_LENGTH,
+      maxFutureMs: e.S4_MAX_FUTURE_MS,
+    },
+  } satisfies Config);
+}
+
+/** Variables read by tools around the server (test scripts, benches), not by the server. */
+const IGNORED = new Set(['S4_SERVICES_DIR', 'S4_SERVICES_CACHE', 'S4_STOP_TIMEOUT', 'S4_KAFKA_BROKERS', 'S4_URL']);
+
+/** The config as a log line may show it: secrets and credentials in URLs replaced. */
+export function redactConfig(config: Config): unknown {
+  return JSON.parse(
+    JSON.stringify(config, (key, value: unknown) => {
+      if (key === 'password') return value === undefined ? undefined : '***';
+      if (key === 'url' && typeof value === 'string') return value.replace(/\/\/[^@/]*@/, '//***@');
+      return value;
+    }),
+  );
+}

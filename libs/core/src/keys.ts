@@ -1,0 +1,68 @@
+/**
+ * Every object-store name S4 writes, in one place. The grammar is specified in
+ * libs/format/docs/format/keys.md. No key is ever the "folder" of another key, because
+ * filesystem-backed S3 servers cannot hold both `a/b` and `a/b/c`.
+ */
+import { DAY_MS } from './time.js';
+
+export const KEY_VERSION = 'v1';
+
+export interface ShardRef {
+  readonly ns: string;
+  readonly shard: number;
+}
+
+const pad = (n: number, width: number) => String(n).padStart(width, '0');
+
+/** `20261122T04Z` for the hour window starting at `window`. */
+export function hourName(window: number): string {
+  const d = new Date(window);
+  return `${d.getUTCFullYear()}${pad(d.getUTCMonth() + 1, 2)}${pad(d.getUTCDate(), 2)}T${pad(d.getUTCHours(), 2)}Z`;
+}
+
+/** `20261122` for the UTC day containing `ts`. */
+export function dayName(ts: number): string {
+  const d = new Date(Math.floor(ts / DAY_MS) * DAY_MS);
+  return `${d.getUTCFullYear()}${pad(d.getUTCMonth() + 1, 2)}${pad(d.getUTCDate(), 2)}`;
+}
+
+export function shardName(shard: number): string {
+  return pad(shard, 4);
+}
+
+/** Prefix under which every segment object of one shard lives. */
+export function segmentShardPrefix(ref: ShardRef): string {
+  return `${KEY_VERSION}/${ref.ns}/seg/${shardName(ref.shard)}/`;
+}
+
+/**
+ * One segment part. The fence token is in the name so that a stale owner, whose lease was taken
+ * over, can never overwrite a part the new owner registered.
+ */
+export function segmentKey(ref: ShardRef, window: number, part: number, fence: number): string {
+  return `${segmentShardPrefix(ref)}${hourName(window)}/p${pad(part, 6)}-f${pad(fence, 10)}.s4seg`;
+}
+
+/** The catalog of one shard for one UTC day: which parts hold which windows. */
+export function catalogKey(ref: ShardRef, day: number): string {
+  return `${KEY_VERSION}/${ref.ns}/cat/${shardName(ref.shard)}/${dayName(day)}.s4cat`;
+}
+
+/** Written once at first start: the shard count and format a store was created with. */
+export const MANIFEST_KEY = `${KEY_VERSION}/manifest.json`;
+
+const SEGMENT_RE = /^v1\/([^/]+)\/seg\/(\d{4})\/(\d{8}T\d{2}Z)\/p(\d{6})-f(\d{10})\.s4seg$/;
+
+export interface ParsedSegmentKey extends ShardRef {
+  window: number;
+  part: number;
+  fence: number;
+}
+
+export function parseSegmentKey(key: string): ParsedSegmentKey | null {
+  const m = SEGMENT_RE.exec(key);
+  if (!m) return null;
+  const [, ns, shard, hour, part, fence] = m as unknown as [string, string, string, string, string, string];
+  const window = Date.UTC(+hour.slice(0, 4), +hour.slice(4, 6) - 1, +hour.slice(6, 8), +hour.slice(9, 11));
+  return { ns, shard: +shard, window, part: +part, fence: +fence };
+}

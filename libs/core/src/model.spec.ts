@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { canonicalSeries, seriesId, tagsMatch } from './model.js';
+import { shardOf } from './shard.js';
+import { windowsOverlapping } from './time.js';
+
+describe('series identity', () => {
+  it('does not depend on tag order', () => {
+    const a = seriesId({ metric: 'cpu', tags: { host: 'a', dc: 'x' } });
+    const b = seriesId({ metric: 'cpu', tags: { dc: 'x', host: 'a' } });
+    expect(a).toBe(b);
+    expect(a).toMatch(/^[0-9a-f]{16}$/);
+  });
+
+  it('cannot be forged by a tag value that looks like another tag', () => {
+    const a = canonicalSeries({ metric: 'm', tags: { a: '1",b="2' } });
+    const b = canonicalSeries({ metric: 'm', tags: { a: '1', b: '2' } });
+    expect(a).not.toBe(b);
+  });
+
+  it('matches tag selectors by equality', () => {
+    expect(tagsMatch({ a: '1', b: '2' }, { a: '1' })).toBe(true);
+    expect(tagsMatch({ a: '1' }, { a: '2' })).toBe(false);
+    expect(tagsMatch({ a: '1' }, { c: '1' })).toBe(false);
+  });
+
+  it('spreads series over shards', () => {
+    const counts = new Array(16).fill(0);
+    for (let i = 0; i < 1600; i++) counts[shardOf(seriesId({ metric: 'm', tags: { i: String(i) } }), 16)]++;
+    for (const c of counts) expect(c).toBeGreaterThan(50);
+  });
+
+  it('lists the windows a half-open range touches', () => {
+    const h = 3_600_000;
+    expect(windowsOverlapping(0, h)).toEqual([0]);
+    expect(windowsOverlapping(h - 1, h + 1)).toEqual([0, h]);
+    expect(windowsOverlapping(5, 5)).toEqual([]);
+  });
+});

@@ -1,0 +1,119 @@
+/**
+ * The two stores every S4 process talks to. Each has an embedded adapter (memory + disk,
+ * filesystem) and a production adapter (Redis-compatible, S3), proven equal by one contract suite.
+ */
+import type { ShardRef } from './keys.js';
+import type { SeriesKey } from './model.js';
+
+// ---------------------------------------------------------------- hot tier
+
+/** Bytes to append to the log of one series in one hour window. */
+export interface HotAppend {
+  readonly ref: ShardRef;
+  readonly window: number;
+  readonly id: string;
+  readonly key: SeriesKey;
+  /** Concatenated self-delimiting records (see engine/records); opaque to the hot tier. */
+  readonly data: Uint8Array;
+}
+
+/** The log of one series in one window, as read. `data.length` is the release cursor. */
+export interface HotLog {
+  readonly id: string;
+  readonly key: SeriesKey;
+  readonly window: number;
+  readonly data: Uint8Array;
+}
+
+export interface HotCursor {
+  readonly id: string;
+  /** Bytes of the log that were flushed and may be dropped; later appends are kept. */
+  readonly length: number;
+}
+
+export interface Lease {
+  readonly ref: ShardRef;
+  readonly owner: string;
+  /** Strictly increasing per shard: a newer holder always has a larger fence. */
+  readonly fence: number;
+}
+
+export interface HotScan {
+  /**
+   * The shard's catalog generation read atomically with the logs. Every flush bumps it after
+   * registering a part and before releasing hot data, so a reader holding logs of generation g
+   * and a catalog at least as new as g sees every sample at least once.
+   */
+  readonly generation: number;
+  readonly logs: HotLog[];
+}
+
+export interface HotTierStats {
+  readonly bytes: number;
+  readonly logs: number;
+}
+
+export interface HotTier {
+  /** Resolves once every append is durable (survives a crash of this process). Atomic per shard. */
+  append(entries: readonly HotAppend[]): Promise<void>;
+  /** Window starts that still hold hot data for the shard, ascending. */
+  openWindows(ref: ShardRef): Promise<number[]>;
+  /** Every series log of one window of one shard (for flushing). */
+  readWindow(ref: ShardRef, window: number): Promise<HotLog[]>;
+  /**
+   * Drop the first `length` bytes of each log (what was flushed), if `lease` is still the
+   * current holder; a window with no bytes left is closed. Throws LeaseLostError otherwise.
+   */
+  release(lease: Lease, window: number, cursors: readonly HotCursor[]): Promise<void>;
+  /** Logs of series of `metric` in windows overlapping [from, to), with the generation. */
+  scan(ref: ShardRef, metric: string, from: number, to: number): Promise<HotScan>;
+  /** Series of the shard in windows overlapping [from, to) (all metrics when metric is undefined). */
+  seriesIn(ref: ShardRef, metric: string | undefined, from: number, to: number): Promise<SeriesKey[]>;
+  /** Increment the catalog generation; only the current lease holder may. */
+  bumpGeneration(lease: Lease): Promise<number>;
+  generation(ref: ShardRef): Promise<number>;
+  /** Take the shard's lease if free or expired; null if another owner holds it. */
+  acquireLease(ref: ShardRef, owner: string, ttlMs: number): Promise<Lease | null>;
+  /** Extend a held lease; false if it was lost. */
+  renewLease(lease: Lease, ttlMs: number): Promise<boolean>;
+  releaseLease(lease: Lease): Promise<void>;
+  stats(): Promise<HotTierStats>;
+  close(): Promise<void>;
+}
+
+// ---------------------------------------------------------------- object store
+
+export interface PutCondition {
+  /** Write only if the object's current ETag is this one. */
+  readonly ifMatch?: string;
+  /** Write only if no object exists under the key. */
+  readonly ifNoneMatch?: '*';
+}
+
+export interface GetOptions {
+  /** Read `length` bytes from `offset` (a ranged GET). */
+  readonly range?: { readonly offset: number; readonly length: number };
+  /** Answer `notModified` instead of the body when the ETag still matches. */
+  readonly ifNoneMatch?: string;
+}
+
+export type GetResult =
+  | { readonly notModified: false; readonly body: Uint8Array; readonly etag: string; readonly size: number }
+  | { readonly notModified: true; readonly etag: string };
+
+export interface ObjectInfo {
+  readonly key: string;
+  readonly size: number;
+}
+
+export interface ObjectStore {
+  /** Throws PreconditionFailedError when a condition does not hold. */
+  put(key: string, body: Uint8Array, condition?: PutCondition): Promise<{ etag: string }>;
+  /** null when there is no such object. `size` is the whole object's size. */
+  get(key: string, options?: GetOptions): Promise<GetResult | null>;
+  head(key: string): Promise<{ size: number; etag: string } | null>;
+  /** Every key under the prefix, in lexicographic order. Never on the query path. */
+  list(prefix: string): AsyncIterable<ObjectInfo>;
+  delete(keys: readonly string[]): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,25 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+// Workspace packages resolve to their TypeScript sources, so tests never need a build first.
+const src = (p: string) => fileURLToPath(new URL(p, import.meta.url));
+const alias = {
+  '@s4/core': src('./libs/core/src/index.ts'),
+  '@s4/format': src('./libs/format/src/index.ts'),
+  '@s4/config': src('./libs/config/src/index.ts'),
+  '@s4/storage': src('./libs/storage/src/index.ts'),
+  '@s4/engine': src('./libs/engine/src/index.ts'),
+  '@s4/api': src('./apps/api/src/index.ts'),
+  '@s4/sdk': src('./apps/sdk/src/index.ts'),
+};
+
+export default defineConfig({
+  resolve: { alias },
+  test: {
+    projects: [
+      { resolve: { alias }, test: { name: 'unit', include: ['libs/**/src/**/*.spec.ts', 'apps/**/src/**/*.spec.ts', 'apps/**/test/**/*.spec.ts'] } },
+      { resolve: { alias }, test: { name: 'contract', include: ['test/contract/**/*.spec.ts'], testTimeout: 60_000, hookTimeout: 60_000 } },
+      { resolve: { alias }, test: { name: 'e2e', include: ['test/e2e/**/*.spec.ts'], testTimeout: 300_000, hookTimeout: 120_000, fileParallelism: false } },
+    ],
+  },
+});
