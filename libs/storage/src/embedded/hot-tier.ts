@@ -1,0 +1,312 @@
+import { mkdirSync, openSync, readFileSync, renameSync, writeSync, fsyncSync, closeSync, ftruncateSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  LeaseLostError,
+  type HotAppend,
+  type HotCursor,
+  type HotLog,
+  type HotScan,
+  type HotTier,
+  type HotTierStats,
+  type Lease,
+  type SeriesKey,
+  type ShardRef,
+  WINDOW_MS,
+} from '@s4/core';
+import { decodeWal, encodeWalRecord, type WalRecord } from './wal.js';
+
+interface Log {
+  key: SeriesKey;
+  keyText: string;
+  chunks: Uint8Array[];
+  length: number;
+}
+
+interface ShardState {
+  generation: number;
+  fence: number;
+  lease: { owner: string; fence: number; expiresAt: number } | null;
+  windows: Map<number, Map<string, Log>>;
+}
+
+export interface EmbeddedHotTierOptions {
+  dir: string;
+  /** 'always': fsync before acknowledging (group commit); 'never': leave it to the OS (tests, benches). */
+  fsync: 'always' | 'never';
+  /** Rewrite the log once it is this many bytes larger than the live data. */
+  compactSlackBytes?: number;
+  now?: () => number;
+}
+
+/**
+ * In-process hot tier: state in memory, every change first appended to a log file on disk,
+ * replayed at start. Appends from concurrent requests share one write + fsync (group commit).
+ * One process owns the directory.
+ */
+export class EmbeddedHotTier implements HotTier {
+  private readonly shards = new Map<string, ShardState>();
+  private readonly path: string;
+  private file!: FileHandle;
+  private fileBytes = 0;
+  private liveBytes = 0;
+  private pending: { buf: Buffer; apply: () => void; resolve: () => void; reject: (e: unknown) => void }[] = [];
+  private writing: Promise<void> | null = null;
+  private readonly now: () => number;
+
+  private constructor(private readonly options: EmbeddedHotTierOptions) {
+    this.path = join(options.dir, 'hot.wal');
+    this.now = options.now ?? Date.now;
+  }
+
+  static async open(options: EmbeddedHotTierOptions): Promise<EmbeddedHotTier> {
+    const tier = new EmbeddedHotTier(options);
+    await tier.replay();
+    return tier;
+  }
+
+  private async replay(): Promise<void> {
+    mkdirSync(this.options.dir, { recursive: true });
+    let buf: Buffer;
+    try {
+      buf = readFileSync(this.path);
+    } catch {
+      buf = Buffer.alloc(0);
+    }
+    const { records, validBytes } = decodeWal(buf);
+    for (const r of records) this.apply(r);
+    if (validBytes < buf.length) {
+      // A torn tail from a crash mid-write: never acknowledged, so it is dropped.
+      const fd = openSync(this.path, 'r+');
+      ftruncateSync(fd, validBytes);
+      fsyncSync(fd);
+      closeSync(fd);
+    }
+    this.file = await open(this.path, 'a');
+    this.fileBytes = validBytes;
+  }
+
+  private shard(ref: ShardRef): ShardState {
+    const k = `${ref.ns}/${ref.shard}`;
+    let s = this.shards.get(k);
+    if (!s) {
+      s = { generation: 0, fence: 0, lease: null, windows: new Map() };
+      this.shards.set(k, s);
+    }
+    return s;
+  }
+
+  private apply(r: WalRecord): void {
+    const s = this.shard(r);
+    switch (r.type) {
+      case 'append': {
+        let w = s.windows.get(r.window);
+        if (!w) s.windows.set(r.window, (w = new Map()));
+        let log = w.get(r.id);
+        if (!log) w.set(r.id, (log = { key: JSON.parse(r.key) as SeriesKey, keyText: r.key, chunks: [], length: 0 }));
+        log.chunks.push(r.data);
+        log.length += r.data.length;
+        this.liveBytes += r.data.length;
+        break;
+      }
+      case 'release': {
+        const w = s.windows.get(r.window);
+        const log = w?.get(r.id);
+        if (!w || !log) break;
+        if (r.length >= log.length) {
+          w.delete(r.id);
+          this.liveBytes -= log.length;
+        } else {
+          const rest = concat(log.chunks, log.length).subarray(r.length);
+          log.chunks = [rest];
+          this.liveBytes -= log.length - rest.length;
+          log.length = rest.length;
+        }
+        if (w.size === 0) s.windows.delete(r.window);
+        break;
+      }
+      case 'generation':
+        s.generation = Math.max(s.generation, r.value);
+        break;
+      case 'fence':
+        s.fence = Math.max(s.fence, r.value);
+        break;
+    }
+  }
+
+  /** Append records to the log, fsync, then apply them; concurrent callers share one fsync. */
+  private commit(records: WalRecord[]): Promise<void> {
+    const buf = Buffer.concat(records.map(encodeWalRecord));
+    return new Promise((resolve, reject) => {
+      this.pending.push({ buf, apply: () => records.forEach((r) => this.apply(r)), resolve, reject });
+      this.writing ??= this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.pending.length > 0) {
+      const batch = this.pending;
+      this.pending = [];
+      try {
+        const buf = Buffer.concat(batch.map((b) => b.buf));
+        await this.file.write(buf);
+        if (this.options.fsync === 'always') await this.file.datasync();
+        this.fileBytes += buf.length;
+        for (const b of batch) {
+          b.apply();
+          b.resolve();
+        }
+      } catch (e) {
+        for (const b of batch) b.reject(e);
+      }
+    }
+    if (this.fileBytes - this.liveBytes > (this.options.compactSlackBytes ?? 256 * 1024 * 1024)) await this.compact();
+    this.writing = null;
+  }
+
+  /** Rewrite the log as the live state only; atomic by rename, so a crash keeps one whole file. */
+  private async compact(): Promise<void> {
+    const tmp = `${this.path}.tmp`;
+    const fd = openSync(tmp, 'w');
+    let bytes = 0;
+    const put = (r: WalRecord) => {
+      const b = encodeWalRecord(r);
+      writeSync(fd, b);
+      bytes += b.length;
+    };
+    for (const [k, s] of this.shards) {
+      const [ns, shardText] = splitShardKey(k);
+      const shard = Number(shardText);
+      put({ type: 'generation', ns, shard, value: s.generation });
+      put({ type: 'fence', ns, shard, value: s.fence });
+      for (const [window, logs] of s.windows)
+        for (const [id, log] of logs) put({ type: 'append', ns, shard, window, id, key: log.keyText, data: concat(log.chunks, log.length) });
+    }
+    fsyncSync(fd);
+    closeSync(fd);
+    await this.file.close();
+    renameSync(tmp, this.path);
+    const dir = openSync(this.options.dir, 'r');
+    fsyncSync(dir);
+    closeSync(dir);
+    this.file = await open(this.path, 'a');
+    this.fileBytes = bytes;
+  }
+
+  async append(entries: readonly HotAppend[]): Promise<void> {
+    if (entries.length === 0) return;
+    await this.commit(
+      entries.map((e) => ({ type: 'append', ns: e.ref.ns, shard: e.ref.shard, window: e.window, id: e.id, key: JSON.stringify({ metric: e.key.metric, tags: e.key.tags }), data: e.data })),
+    );
+  }
+
+  async openWindows(ref: ShardRef): Promise<number[]> {
+    return [...this.shard(ref).windows.keys()].sort((a, b) => a - b);
+  }
+
+  async readWindow(ref: ShardRef, window: number): Promise<HotLog[]> {
+    const logs = this.shard(ref).windows.get(window);
+    if (!logs) return [];
+    return [...logs].map(([id, log]) => ({ id, key: log.key, window, data: flatten(log) }));
+  }
+
+  async release(lease: Lease, window: number, cursors: readonly HotCursor[]): Promise<void> {
+    this.assertHolder(lease);
+    const { ns, shard } = lease.ref;
+    await this.commit(cursors.map((c) => ({ type: 'release', ns, shard, window, id: c.id, length: c.length })));
+  }
+
+  async scan(ref: ShardRef, metric: string, from: number, to: number): Promise<HotScan> {
+    const s = this.shard(ref);
+    const logs: HotLog[] = [];
+    for (const [window, series] of s.windows) {
+      if (window + WINDOW_MS <= from || window >= to) continue;
+      for (const [id, log] of series) if (log.key.metric === metric) logs.push({ id, key: log.key, window, data: flatten(log) });
+    }
+    return { generation: s.generation, logs };
+  }
+
+  async seriesIn(ref: ShardRef, metric: string | undefined, from: number, to: number): Promise<SeriesKey[]> {
+    const out = new Map<string, SeriesKey>();
+    for (const [window, series] of this.shard(ref).windows) {
+      if (window + WINDOW_MS <= from || window >= to) continue;
+      for (const [id, log] of series) if (metric === undefined || log.key.metric === metric) out.set(id, log.key);
+    }
+    return [...out.values()];
+  }
+
+  async bumpGeneration(lease: Lease): Promise<number> {
+    this.assertHolder(lease);
+    const s = this.shard(lease.ref);
+    await this.commit([{ type: 'generation', ns: lease.ref.ns, shard: lease.ref.shard, value: s.generation + 1 }]);
+    return s.generation;
+  }
+
+  async generation(ref: ShardRef): Promise<number> {
+    return this.shard(ref).generation;
+  }
+
+  async acquireLease(ref: ShardRef, owner: string, ttlMs: number): Promise<Lease | null> {
+    const s = this.shard(ref);
+    const now = this.now();
+    if (s.lease && s.lease.expiresAt > now && s.lease.owner !== owner) return null;
+    if (s.lease && s.lease.expiresAt > now && s.lease.owner === owner) {
+      s.lease.expiresAt = now + ttlMs;
+      return { ref, owner, fence: s.lease.fence };
+    }
+    const fence = s.fence + 1;
+    await this.commit([{ type: 'fence', ns: ref.ns, shard: ref.shard, value: fence }]);
+    s.lease = { owner, fence, expiresAt: now + ttlMs };
+    return { ref, owner, fence };
+  }
+
+  async renewLease(lease: Lease, ttlMs: number): Promise<boolean> {
+    const held = this.shard(lease.ref).lease;
+    if (!held || held.fence !== lease.fence || held.expiresAt <= this.now()) return false;
+    held.expiresAt = this.now() + ttlMs;
+    return true;
+  }
+
+  async releaseLease(lease: Lease): Promise<void> {
+    const s = this.shard(lease.ref);
+    if (s.lease?.fence === lease.fence) s.lease = null;
+  }
+
+  private assertHolder(lease: Lease): void {
+    const held = this.shard(lease.ref).lease;
+    if (!held || held.fence !== lease.fence || held.expiresAt <= this.now()) throw new LeaseLostError(`${lease.ref.ns}/${lease.ref.shard}`, lease.fence);
+  }
+
+  async stats(): Promise<HotTierStats> {
+    let logs = 0;
+    for (const s of this.shards.values()) for (const w of s.windows.values()) logs += w.size;
+    return { bytes: this.liveBytes, logs };
+  }
+
+  async close(): Promise<void> {
+    while (this.writing) await this.writing;
+    await this.file.close();
+  }
+}
+
+/** Joins a log's chunks once and keeps the result, so repeated reads do not copy again. */
+function flatten(log: Log): Uint8Array {
+  if (log.chunks.length !== 1) log.chunks = [concat(log.chunks, log.length)];
+  return log.chunks[0]!;
+}
+
+function concat(chunks: Uint8Array[], length: number): Uint8Array {
+  if (chunks.length === 1) return chunks[0]!;
+  const out = new Uint8Array(length);
+  let pos = 0;
+  for (const c of chunks) {
+    out.set(c, pos);
+    pos += c.length;
+  }
+  return out;
+}
+
+function splitShardKey(k: string): [string, string] {
+  const i = k.lastIndexOf('/');
+  return [k.slice(0, i), k.slice(i + 1)];
+}

@@ -1,0 +1,177 @@
+import { Redis, type RedisOptions } from 'ioredis';
+import {
+  LeaseLostError,
+  WINDOW_MS,
+  type HotAppend,
+  type HotCursor,
+  type HotLog,
+  type HotScan,
+  type HotTier,
+  type HotTierStats,
+  type Lease,
+  type SeriesKey,
+  type ShardRef,
+} from '@s4/core';
+import { ACQUIRE, APPEND, BUMP, RELEASE, RENEW, SCAN, UNLOCK } from './scripts.js';
+
+type Arg = string | number | Buffer;
+interface ScriptedRedis extends Redis {
+  s4append(prefix: string, ...args: Arg[]): Promise<number>;
+  s4release(prefix: string, ...args: Arg[]): Promise<number>;
+  s4scanBuffer(prefix: string, ...args: Arg[]): Promise<(Buffer | number)[]>;
+  s4acquire(prefix: string, owner: string, ttl: number): Promise<number | null>;
+  s4renew(prefix: string, holder: string, ttl: number): Promise<number>;
+  s4unlock(prefix: string, holder: string): Promise<number>;
+  s4bump(prefix: string, holder: string): Promise<number>;
+}
+
+/** The key prefix of a shard; the braces make every key of the shard one Redis Cluster slot. */
+export function shardPrefix(ref: ShardRef): string {
+  return `s4:{${ref.ns}:${ref.shard}}:`;
+}
+
+const holder = (lease: Lease) => `${lease.owner}|${lease.fence}`;
+
+/**
+ * Hot tier on Redis, Valkey or MemoryDB. Appends of one shard are one atomic script call;
+ * durability is the server's (appendfsync on Redis, the multi-AZ log on MemoryDB).
+ */
+export class RedisHotTier implements HotTier {
+  private readonly redis: ScriptedRedis;
+
+  constructor(url: string, options: RedisOptions = {}) {
+    const redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 3, enableAutoPipelining: true, ...options });
+    redis.defineCommand('s4append', { numberOfKeys: 1, lua: APPEND });
+    redis.defineCommand('s4release', { numberOfKeys: 1, lua: RELEASE });
+    redis.defineCommand('s4scan', { numberOfKeys: 1, lua: SCAN });
+    redis.defineCommand('s4acquire', { numberOfKeys: 1, lua: ACQUIRE });
+    redis.defineCommand('s4renew', { numberOfKeys: 1, lua: RENEW });
+    redis.defineCommand('s4unlock', { numberOfKeys: 1, lua: UNLOCK });
+    redis.defineCommand('s4bump', { numberOfKeys: 1, lua: BUMP });
+    this.redis = redis as ScriptedRedis;
+  }
+
+  async append(entries: readonly HotAppend[]): Promise<void> {
+    const byShard = new Map<string, HotAppend[]>();
+    for (const e of entries) {
+      const p = shardPrefix(e.ref);
+      let list = byShard.get(p);
+      if (!list) byShard.set(p, (list = []));
+      list.push(e);
+    }
+    await Promise.all(
+      [...byShard].map(([prefix, list]) => {
+        const args: Arg[] = [list.length];
+        for (const e of list)
+          args.push(e.window, e.id, e.key.metric, JSON.stringify({ metric: e.key.metric, tags: e.key.tags }), Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength));
+        return this.redis.s4append(prefix, ...args);
+      }),
+    );
+  }
+
+  async openWindows(ref: ShardRef): Promise<number[]> {
+    const ws = await this.redis.zrange(`${shardPrefix(ref)}windows`, '0', '-1');
+    return ws.map(Number).sort((a, b) => a - b);
+  }
+
+  async readWindow(ref: ShardRef, window: number): Promise<HotLog[]> {
+    const wp = `${shardPrefix(ref)}w:${window}:`;
+    const meta = await this.redis.hgetall(`${wp}meta`);
+    const ids = Object.keys(meta);
+    if (ids.length === 0) return [];
+    const logs = await this.redis.mgetBuffer(...ids.map((id) => `${wp}log:${id}`));
+    const out: HotLog[] = [];
+    ids.forEach((id, i) => {
+      const data = logs[i];
+      if (data) out.push({ id, key: JSON.parse(meta[id]!) as SeriesKey, window, data });
+    });
+    return out;
+  }
+
+  async release(lease: Lease, window: number, cursors: readonly HotCursor[]): Promise<void> {
+    const args: Arg[] = [holder(lease), window, cursors.length];
+    for (const c of cursors) args.push(c.id, c.length);
+    try {
+      await this.redis.s4release(shardPrefix(lease.ref), ...args);
+    } catch (e) {
+      throw leaseError(e, lease);
+    }
+  }
+
+  async scan(ref: ShardRef, metric: string, from: number, to: number): Promise<HotScan> {
+    const first = Math.floor(from / WINDOW_MS) * WINDOW_MS;
+    const reply = await this.redis.s4scanBuffer(shardPrefix(ref), metric, first, to - 1);
+    const generation = Number(reply[0]);
+    const logs: HotLog[] = [];
+    for (let i = 1; i + 3 < reply.length; i += 4) {
+      const data = reply[i + 3];
+      const key = reply[i + 2];
+      if (!Buffer.isBuffer(data) || !Buffer.isBuffer(key)) continue;
+      logs.push({ window: Number(reply[i]!.toString()), id: reply[i + 1]!.toString(), key: JSON.parse(key.toString()) as SeriesKey, data });
+    }
+    return { generation, logs };
+  }
+
+  async seriesIn(ref: ShardRef, metric: string | undefined, from: number, to: number): Promise<SeriesKey[]> {
+    const p = shardPrefix(ref);
+    const windows = await this.redis.zrangebyscore(`${p}windows`, Math.floor(from / WINDOW_MS) * WINDOW_MS, to - 1);
+    const out = new Map<string, SeriesKey>();
+    for (const w of windows) {
+      const meta = await this.redis.hgetall(`${p}w:${w}:meta`);
+      for (const [id, json] of Object.entries(meta)) {
+        const key = JSON.parse(json) as SeriesKey;
+        if (metric === undefined || key.metric === metric) out.set(id, key);
+      }
+    }
+    return [...out.values()];
+  }
+
+  async bumpGeneration(lease: Lease): Promise<number> {
+    try {
+      return await this.redis.s4bump(shardPrefix(lease.ref), holder(lease));
+    } catch (e) {
+      throw leaseError(e, lease);
+    }
+  }
+
+  async generation(ref: ShardRef): Promise<number> {
+    return Number((await this.redis.get(`${shardPrefix(ref)}gen`)) ?? 0);
+  }
+
+  async acquireLease(ref: ShardRef, owner: string, ttlMs: number): Promise<Lease | null> {
+    const fence = await this.redis.s4acquire(shardPrefix(ref), owner, ttlMs);
+    return fence === null ? null : { ref, owner, fence: Number(fence) };
+  }
+
+  async renewLease(lease: Lease, ttlMs: number): Promise<boolean> {
+    return (await this.redis.s4renew(shardPrefix(lease.ref), holder(lease), ttlMs)) === 1;
+  }
+
+  async releaseLease(lease: Lease): Promise<void> {
+    await this.redis.s4unlock(shardPrefix(lease.ref), holder(lease));
+  }
+
+  async stats(): Promise<HotTierStats> {
+    const info = await this.redis.info('memory');
+    const bytes = Number(/used_memory:(\d+)/.exec(info)?.[1] ?? 0);
+    return { bytes, logs: await this.redis.dbsize() };
+  }
+
+  /** Test helper: remove every S4 key of the namespace. */
+  async wipe(ns: string): Promise<void> {
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.redis.scan(cursor, 'MATCH', `s4:{${ns}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await this.redis.del(...keys);
+    } while (cursor !== '0');
+  }
+
+  async close(): Promise<void> {
+    await this.redis.quit();
+  }
+}
+
+function leaseError(e: unknown, lease: Lease): unknown {
+  return e instanceof Error && e.message.includes('S4LEASE') ? new LeaseLostError(`${lease.ref.ns}/${lease.ref.shard}`, lease.fence) : e;
+}

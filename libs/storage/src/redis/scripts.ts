@@ -1,0 +1,122 @@
+/**
+ * Lua scripts of the Redis hot tier. Every key a script touches belongs to one shard and so
+ * shares the shard's hash tag: KEYS[1] is the shard's key prefix `s4:{ns:shard}:`, from which
+ * the script derives the rest, which is safe on Redis Cluster and MemoryDB because all of them
+ * hash to the same slot.
+ *
+ * Keys of a shard (P = prefix):
+ *   P..'windows'                 ZSET  window start -> window start (windows holding hot data)
+ *   P..'w:'..W..':meta'          HASH  series id -> series key as JSON
+ *   P..'w:'..W..':m:'..metric    SET   series ids of that metric in window W
+ *   P..'w:'..W..':log:'..id      STRING append log of one series in window W
+ *   P..'gen'                     INT   catalog generation
+ *   P..'fence'                   INT   last fencing token handed out
+ *   P..'lease'                   STRING 'owner|fence', with a TTL
+ */
+
+/** ARGV: n, then n times (window, id, metric, keyJson, data). */
+export const APPEND = `
+local p = KEYS[1]
+local n = tonumber(ARGV[1])
+for i = 0, n - 1 do
+  local b = 2 + i * 5
+  local w, id, metric, key, data = ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4]
+  local wp = p .. 'w:' .. w .. ':'
+  redis.call('ZADD', p .. 'windows', w, w)
+  redis.call('HSETNX', wp .. 'meta', id, key)
+  redis.call('SADD', wp .. 'm:' .. metric, id)
+  redis.call('APPEND', wp .. 'log:' .. id, data)
+end
+return n
+`;
+
+const LEASE_CHECK = `
+local held = redis.call('GET', p .. 'lease')
+if held ~= ARGV[1] then return redis.error_reply('S4LEASE lease lost') end
+`;
+
+/** ARGV: 'owner|fence', window, n, then n times (id, length). */
+export const RELEASE = `
+local p = KEYS[1]
+${LEASE_CHECK}
+local w = ARGV[2]
+local wp = p .. 'w:' .. w .. ':'
+local n = tonumber(ARGV[3])
+for i = 0, n - 1 do
+  local id, len = ARGV[4 + i * 2], tonumber(ARGV[5 + i * 2])
+  local logKey = wp .. 'log:' .. id
+  local size = redis.call('STRLEN', logKey)
+  if size <= len then
+    redis.call('DEL', logKey)
+    local key = redis.call('HGET', wp .. 'meta', id)
+    if key then
+      local metric = cjson.decode(key)['metric']
+      redis.call('SREM', wp .. 'm:' .. metric, id)
+      redis.call('HDEL', wp .. 'meta', id)
+    end
+  else
+    local rest = redis.call('GETRANGE', logKey, len, -1)
+    redis.call('SET', logKey, rest)
+  end
+end
+if redis.call('HLEN', wp .. 'meta') == 0 then
+  redis.call('ZREM', p .. 'windows', w)
+end
+return n
+`;
+
+/** ARGV: metric, fromWindow, lastWindow. Returns { gen, w1, id1, key1, log1, w2, ... }. */
+export const SCAN = `
+local p = KEYS[1]
+local out = { tonumber(redis.call('GET', p .. 'gen') or '0') }
+local windows = redis.call('ZRANGEBYSCORE', p .. 'windows', ARGV[2], ARGV[3])
+for _, w in ipairs(windows) do
+  local wp = p .. 'w:' .. w .. ':'
+  for _, id in ipairs(redis.call('SMEMBERS', wp .. 'm:' .. ARGV[1])) do
+    out[#out + 1] = w
+    out[#out + 1] = id
+    out[#out + 1] = redis.call('HGET', wp .. 'meta', id)
+    out[#out + 1] = redis.call('GET', wp .. 'log:' .. id)
+  end
+end
+return out
+`;
+
+/** ARGV: owner, ttlMs. Returns the fence, or nil when another owner holds the lease. */
+export const ACQUIRE = `
+local p = KEYS[1]
+local held = redis.call('GET', p .. 'lease')
+if held then
+  local owner, fence = string.match(held, '^(.*)|(%d+)$')
+  if owner == ARGV[1] then
+    redis.call('PEXPIRE', p .. 'lease', ARGV[2])
+    return tonumber(fence)
+  end
+  return false
+end
+local fence = redis.call('INCR', p .. 'fence')
+redis.call('SET', p .. 'lease', ARGV[1] .. '|' .. fence, 'PX', ARGV[2])
+return fence
+`;
+
+/** ARGV: 'owner|fence', ttlMs. */
+export const RENEW = `
+local p = KEYS[1]
+if redis.call('GET', p .. 'lease') ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', p .. 'lease', ARGV[2])
+return 1
+`;
+
+/** ARGV: 'owner|fence'. */
+export const UNLOCK = `
+local p = KEYS[1]
+if redis.call('GET', p .. 'lease') == ARGV[1] then redis.call('DEL', p .. 'lease') end
+return 1
+`;
+
+/** ARGV: 'owner|fence'. */
+export const BUMP = `
+local p = KEYS[1]
+${LEASE_CHECK}
+return redis.call('INCR', p .. 'gen')
+`;

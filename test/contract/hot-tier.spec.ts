@@ -1,0 +1,129 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { LeaseLostError, seriesId, type HotAppend, type HotTier, type SeriesKey, type ShardRef } from '@s4/core';
+import { EmbeddedHotTier, RedisHotTier } from '@s4/storage';
+import { redisUrl, tempDir, uniqueNamespace } from '../support/servers.js';
+
+const H = 3_600_000;
+
+/** Each adapter: how to open it, and how to open it again over the same state (a restart). */
+interface Adapter {
+  open(): Promise<{ tier: HotTier; reopen: () => Promise<HotTier> }>;
+}
+
+const adapters: [string, Adapter][] = [
+  [
+    'embedded',
+    {
+      async open() {
+        const dir = tempDir('hot');
+        return { tier: await EmbeddedHotTier.open({ dir, fsync: 'always' }), reopen: () => EmbeddedHotTier.open({ dir, fsync: 'always' }) };
+      },
+    },
+  ],
+  ['redis', { async open() { return { tier: new RedisHotTier(redisUrl()), reopen: async () => new RedisHotTier(redisUrl()) }; } }],
+];
+
+describe.each(adapters)('HotTier contract: %s', (_name, adapter) => {
+  const open: HotTier[] = [];
+  afterEach(async () => {
+    for (const t of open.splice(0)) await t.close();
+  });
+  async function start() {
+    const h = await adapter.open();
+    open.push(h.tier);
+    const ref: ShardRef = { ns: uniqueNamespace(), shard: 3 };
+    return { ...h, ref };
+  }
+  const key = (i: number): SeriesKey => ({ metric: i % 2 ? 'cpu' : 'mem', tags: { host: `h${i}` } });
+  const entry = (ref: ShardRef, window: number, i: number, bytes: number[]): HotAppend => ({ ref, window, id: seriesId(key(i)), key: key(i), data: Uint8Array.from(bytes) });
+
+  it('appends to per-series logs and reads them back per window', async () => {
+    const { tier, ref } = await start();
+    await tier.append([entry(ref, 0, 1, [1, 2]), entry(ref, 0, 2, [9]), entry(ref, H, 1, [5])]);
+    await tier.append([entry(ref, 0, 1, [3])]);
+    expect(await tier.openWindows(ref)).toEqual([0, H]);
+    const logs = await tier.readWindow(ref, 0);
+    const byId = Object.fromEntries(logs.map((l) => [l.id, [...l.data]]));
+    expect(byId[seriesId(key(1))]).toEqual([1, 2, 3]);
+    expect(byId[seriesId(key(2))]).toEqual([9]);
+    expect(logs.find((l) => l.id === seriesId(key(1)))?.key).toEqual(key(1));
+  });
+
+  it('scans one metric over the windows a range overlaps', async () => {
+    const { tier, ref } = await start();
+    await tier.append([entry(ref, 0, 1, [1]), entry(ref, 0, 2, [2]), entry(ref, H, 1, [3]), entry(ref, 2 * H, 1, [4])]);
+    const scan = await tier.scan(ref, 'cpu', H - 1, 2 * H);
+    expect(scan.logs.map((l) => [l.window, [...l.data]]).sort()).toEqual([[0, [1]], [H, [3]]]);
+    expect((await tier.seriesIn(ref, undefined, 0, 3 * H)).length).toBe(2);
+  });
+
+  it('hands out leases with increasing fences, one owner at a time', async () => {
+    const { tier, ref } = await start();
+    const a = await tier.acquireLease(ref, 'a', 10_000);
+    expect(a).not.toBeNull();
+    expect(await tier.acquireLease(ref, 'b', 10_000)).toBeNull();
+    expect(await tier.renewLease(a!, 10_000)).toBe(true);
+    await tier.releaseLease(a!);
+    const b = await tier.acquireLease(ref, 'b', 10_000);
+    expect(b!.fence).toBeGreaterThan(a!.fence);
+    expect(await tier.renewLease(a!, 10_000)).toBe(false);
+  });
+
+  it('releases flushed bytes, keeps later appends, and closes empty windows', async () => {
+    const { tier, ref } = await start();
+    await tier.append([entry(ref, 0, 1, [1, 2, 3]), entry(ref, 0, 2, [7])]);
+    const lease = (await tier.acquireLease(ref, 'w', 10_000))!;
+    await tier.append([entry(ref, 0, 1, [4])]); // arrives while flushing
+    await tier.release(lease, 0, [{ id: seriesId(key(1)), length: 3 }, { id: seriesId(key(2)), length: 1 }]);
+    const logs = await tier.readWindow(ref, 0);
+    expect(logs.map((l) => [l.id, [...l.data]])).toEqual([[seriesId(key(1)), [4]]]);
+    await tier.release(lease, 0, [{ id: seriesId(key(1)), length: 1 }]);
+    expect(await tier.openWindows(ref)).toEqual([]);
+    expect((await tier.scan(ref, 'cpu', 0, H)).logs).toEqual([]);
+  });
+
+  it('refuses release and generation bumps from a stale lease holder', async () => {
+    const { tier, ref } = await start();
+    await tier.append([entry(ref, 0, 1, [1])]);
+    const old = (await tier.acquireLease(ref, 'old', 10_000))!;
+    await tier.releaseLease(old);
+    await tier.acquireLease(ref, 'new', 10_000);
+    await expect(tier.release(old, 0, [{ id: seriesId(key(1)), length: 1 }])).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(tier.bumpGeneration(old)).rejects.toBeInstanceOf(LeaseLostError);
+    expect((await tier.readWindow(ref, 0)).length).toBe(1);
+  });
+
+  it('bumps the generation seen by scans', async () => {
+    const { tier, ref } = await start();
+    const lease = (await tier.acquireLease(ref, 'w', 10_000))!;
+    const before = (await tier.scan(ref, 'cpu', 0, H)).generation;
+    expect(await tier.bumpGeneration(lease)).toBe(before + 1);
+    expect((await tier.scan(ref, 'cpu', 0, H)).generation).toBe(before + 1);
+    expect(await tier.generation(ref)).toBe(before + 1);
+  });
+
+  it('keeps every acknowledged append, release, generation and fence across a restart', async () => {
+    const { tier, ref, reopen } = await start();
+    await tier.append([entry(ref, 0, 1, [1, 2]), entry(ref, H, 2, [3])]);
+    const lease = (await tier.acquireLease(ref, 'w', 1_000))!;
+    await tier.bumpGeneration(lease);
+    await tier.release(lease, H, [{ id: seriesId(key(2)), length: 1 }]);
+    await tier.releaseLease(lease);
+    await tier.close();
+    open.pop();
+    const again = await reopen();
+    open.push(again);
+    expect(await again.openWindows(ref)).toEqual([0]);
+    expect((await again.readWindow(ref, 0)).map((l) => [...l.data])).toEqual([[1, 2]]);
+    expect(await again.generation(ref)).toBe(1);
+    const next = (await again.acquireLease(ref, 'w2', 1_000))!;
+    expect(next.fence).toBeGreaterThan(lease.fence);
+  });
+
+  it('appends binary data with every byte value intact', async () => {
+    const { tier, ref } = await start();
+    const all = Array.from({ length: 256 }, (_, i) => i);
+    await tier.append([entry(ref, 0, 1, all)]);
+    expect([...(await tier.readWindow(ref, 0))[0]!.data]).toEqual(all);
+  });
+});
