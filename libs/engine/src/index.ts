@@ -1,1 +1,11 @@
-export {};
+export { CatalogStore, nextPart } from './catalog/catalog-store.js';
+export { rebuildCatalogs } from './catalog/rebuild.js';
+export { mapLimit } from './concurrency.js';
+export { Flusher, type FlushStats, type FlusherOptions } from './flush/flusher.js';
+export { SegmentWorker, type SegmentWorkerOptions } from './flush/segment-worker.js';
+export { ByteBudgetCache } from './query/cache.js';
+export { clip, concatWindows, lowerBound, mergeSources, type Source } from './query/merge.js';
+export { QueryEngine, type QueryCounters, type QueryEngineOptions, type QuerySpec, type SeriesResult } from './query/query-engine.js';
+export { decodeRecords, encodeRecords, type Fields } from './write/records.js';
+export { parseWrite, type SeriesWrite, type WriteBody, type WriteLimits } from './write/validate.js';
+export { Writer, type WriteResult, type WriterOptions } from './write/writer.js';

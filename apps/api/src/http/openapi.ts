@@ -1,0 +1,67 @@
+/** JSON Schemas of request and response bodies, for the OpenAPI document. */
+const tags = { type: 'object', additionalProperties: { type: 'string' }, example: { sensor: 's1' } };
+const fieldValue = { description: 'number, boolean, string, null or nested JSON' };
+
+export const ERROR_SCHEMA = {
+  type: 'object',
+  properties: {
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: {
+        code: { type: 'string', example: 'invalid_request' },
+        message: { type: 'string' },
+        details: { type: 'object', description: 'issues: [{path, message}] for invalid_request; {limit, max} for limit_exceeded' },
+        id: { type: 'string', description: 'for 500s: the id in the server log' },
+      },
+    },
+  },
+};
+
+const sample = {
+  type: 'object',
+  required: ['metric', 'ts', 'fields'],
+  properties: { metric: { type: 'string' }, tags, ts: { type: 'integer', description: 'ms since the epoch' }, fields: { type: 'object', additionalProperties: fieldValue } },
+};
+
+const columns = {
+  type: 'object',
+  required: ['metric', 'ts', 'fields'],
+  properties: {
+    metric: { type: 'string' },
+    tags,
+    ts: { type: 'array', items: { type: 'integer' } },
+    fields: { type: 'object', additionalProperties: { type: 'array', items: fieldValue } },
+  },
+};
+
+export const WRITE_BODY_SCHEMA = {
+  type: 'object',
+  description: 'JSON or MessagePack; or NDJSON with one sample object per line',
+  properties: { samples: { type: 'array', items: sample }, series: { type: 'array', items: columns } },
+};
+
+export const QUERY_BODY_SCHEMA = {
+  type: 'object',
+  required: ['metric', 'from', 'to'],
+  properties: {
+    metric: { type: 'string' },
+    tags,
+    from: { type: 'integer' },
+    to: { type: 'integer' },
+    fields: { type: 'array', items: { type: 'string' } },
+    format: { type: 'string', enum: ['json', 'msgpack', 'csv', 'ndjson'] },
+  },
+};
+
+export const QUERY_RESULT_SCHEMA = { type: 'object', properties: { series: { type: 'array', items: columns } } };
+
+export const SERIES_LIST_SCHEMA = {
+  type: 'object',
+  properties: { series: { type: 'array', items: { type: 'object', properties: { metric: { type: 'string' }, tags } } } },
+};
+
+export const FLUSH_RESULT_SCHEMA = {
+  type: 'object',
+  properties: { objects: { type: 'integer' }, series: { type: 'integer' }, samples: { type: 'integer' }, bytes: { type: 'integer' } },
+};

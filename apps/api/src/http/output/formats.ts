@@ -1,0 +1,141 @@
+import { sortedTags, type FieldValue } from '@s4/core';
+import type { SeriesResult } from '@s4/engine';
+import { msgpack } from '@s4/format';
+
+export const FORMATS = ['json', 'msgpack', 'csv', 'ndjson'] as const;
+export type Format = (typeof FORMATS)[number];
+
+export const CONTENT_TYPES: Record<Format, string> = {
+  json: 'application/json; charset=utf-8',
+  msgpack: 'application/msgpack',
+  csv: 'text/csv; charset=utf-8',
+  ndjson: 'application/x-ndjson; charset=utf-8',
+};
+
+/** Points per msgpack chunk: a long series arrives as several chunks, so no frame is huge. */
+const MSGPACK_CHUNK = 65_536;
+/** Output is gathered into pieces of about this size before it is handed to the socket. */
+const PIECE = 256 * 1024;
+
+/** Encode query results as a stream of byte/string pieces in the given format. */
+export function encode(format: Format, results: AsyncIterable<SeriesResult>, fields?: readonly string[]): AsyncGenerator<string | Buffer> {
+  switch (format) {
+    case 'json':
+      return json(results);
+    case 'ndjson':
+      return ndjson(results);
+    case 'csv':
+      return csv(results, fields);
+    case 'msgpack':
+      return msgpackChunks(results);
+  }
+}
+
+async function* json(results: AsyncIterable<SeriesResult>): AsyncGenerator<string> {
+  yield '{"series":[';
+  let first = true;
+  for await (const s of results) {
+    yield (first ? '' : ',') + JSON.stringify({ metric: s.metric, tags: s.tags, ts: s.ts, fields: s.fields });
+    first = false;
+  }
+  yield ']}';
+}
+
+/** One sample per line, exactly the NDJSON write format, so an export can be imported again. */
+async function* ndjson(results: AsyncIterable<SeriesResult>): AsyncGenerator<string> {
+  for await (const s of results) {
+    const head = `{"metric":${JSON.stringify(s.metric)},"tags":${JSON.stringify(Object.fromEntries(sortedTags(s.tags)))},"ts":`;
+    const names = Object.keys(s.fields);
+    const keys = names.map((f) => JSON.stringify(f));
+    let piece = '';
+    for (let i = 0; i < s.ts.length; i++) {
+      let line = `${head}${s.ts[i]},"fields":{`;
+      let sep = '';
+      for (let f = 0; f < names.length; f++) {
+        const v = s.fields[names[f]!]![i];
+        if (v === null || v === undefined) continue;
+        line += `${sep}${keys[f]}:${jsonValue(v)}`;
+        sep = ',';
+      }
+      piece += `${line}}}\n`;
+      if (piece.length >= PIECE) {
+        yield piece;
+        piece = '';
+      }
+    }
+    if (piece) yield piece;
+  }
+}
+
+function jsonValue(v: FieldValue): string {
+  return typeof v === 'number' && !Number.isFinite(v) ? 'null' : JSON.stringify(v);
+}
+
+/**
+ * CSV: `metric,tags,ts,<fields>`. The field columns are the requested fields or, without them,
+ * the union over all results, which means the whole result is gathered before the first row.
+ */
+async function* csv(results: AsyncIterable<SeriesResult>, fields?: readonly string[]): AsyncGenerator<string> {
+  let columns = fields;
+  let buffered: SeriesResult[] | null = null;
+  if (!columns) {
+    buffered = [];
+    const names = new Set<string>();
+    for await (const s of results) {
+      buffered.push(s);
+      for (const f of Object.keys(s.fields)) names.add(f);
+    }
+    columns = [...names].sort();
+  }
+  yield `${['metric', 'tags', 'ts', ...columns].map(csvCell).join(',')}\n`;
+  const source: AsyncIterable<SeriesResult> | SeriesResult[] = buffered ?? results;
+  for await (const s of source) {
+    const head = `${csvCell(s.metric)},${csvCell(sortedTags(s.tags).map(([k, v]) => `${k}=${v}`).join(';'))},`;
+    const cols = columns.map((f) => s.fields[f]);
+    let piece = '';
+    for (let i = 0; i < s.ts.length; i++) {
+      let row = `${head}${s.ts[i]}`;
+      for (const col of cols) row += `,${csvValue(col?.[i])}`;
+      piece += `${row}\n`;
+      if (piece.length >= PIECE) {
+        yield piece;
+        piece = '';
+      }
+    }
+    if (piece) yield piece;
+  }
+}
+
+function csvValue(v: FieldValue | undefined): string {
+  if (v === null || v === undefined) return '';
+  if (typeof v === 'number') return Number.isNaN(v) ? 'NaN' : String(v);
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  return csvCell(typeof v === 'string' ? v : JSON.stringify(v));
+}
+
+function csvCell(s: string): string {
+  return /[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+}
+
+/** A concatenation of MessagePack maps, one per series chunk, numeric columns as Float64Array. */
+async function* msgpackChunks(results: AsyncIterable<SeriesResult>): AsyncGenerator<Buffer> {
+  for await (const s of results) {
+    for (let lo = 0; lo < s.ts.length || lo === 0; lo += MSGPACK_CHUNK) {
+      const hi = Math.min(s.ts.length, lo + MSGPACK_CHUNK);
+      const fields: Record<string, Float64Array | FieldValue[]> = {};
+      for (const [f, col] of Object.entries(s.fields)) fields[f] = numericColumn(col, lo, hi) ?? col.slice(lo, hi);
+      yield msgpack.pack({ metric: s.metric, tags: s.tags, ts: Float64Array.from(s.ts.slice(lo, hi)), fields });
+      if (hi >= s.ts.length) break;
+    }
+  }
+}
+
+function numericColumn(col: readonly FieldValue[], lo: number, hi: number): Float64Array | null {
+  const out = new Float64Array(hi - lo);
+  for (let i = lo; i < hi; i++) {
+    const v = col[i];
+    if (typeof v !== 'number') return null;
+    out[i - lo] = v;
+  }
+  return out;
+}

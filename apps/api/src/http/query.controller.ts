@@ -1,0 +1,85 @@
+import { Readable } from 'node:stream';
+import { Body, Controller, Get, Inject, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { LimitError } from '@s4/core';
+import type { SeriesResult } from '@s4/engine';
+import type { Runtime } from '../runtime.js';
+import { ERROR_SCHEMA, QUERY_BODY_SCHEMA, QUERY_RESULT_SCHEMA, SERIES_LIST_SCHEMA } from './openapi.js';
+import { CONTENT_TYPES, encode } from './output/formats.js';
+import { parseOrThrow, parseQueryBody, parseQueryParams, seriesParamsSchema, tagsFromParams, type ParsedQuery } from './query.schema.js';
+import { RUNTIME } from './tokens.js';
+
+@ApiTags('query')
+@Controller('v1')
+export class QueryController {
+  constructor(@Inject(RUNTIME) private readonly runtime: Runtime) {}
+
+  @Get('query')
+  @ApiOperation({ summary: 'Read samples of the series matching a selector over [from, to)', description: 'json buffers per series; msgpack, ndjson and csv stream.' })
+  @ApiQuery({ name: 'metric', required: true })
+  @ApiQuery({ name: 'tag', required: false, isArray: true, description: 'key:value, repeatable; all must match' })
+  @ApiQuery({ name: 'from', required: true, description: 'inclusive; integer ms or ISO-8601' })
+  @ApiQuery({ name: 'to', required: true, description: 'exclusive; integer ms or ISO-8601' })
+  @ApiQuery({ name: 'fields', required: false, description: 'comma-separated field names' })
+  @ApiQuery({ name: 'format', required: false, enum: ['json', 'msgpack', 'csv', 'ndjson'] })
+  @ApiProduces(...Object.values(CONTENT_TYPES))
+  @ApiResponse({ status: 200, schema: QUERY_RESULT_SCHEMA })
+  @ApiResponse({ status: 400, schema: ERROR_SCHEMA })
+  async get(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    await this.answer(parseQueryParams(req.query, req.headers.accept), reply);
+  }
+
+  @Post('query')
+  @ApiOperation({ summary: 'The same query with a JSON body' })
+  @ApiBody({ schema: QUERY_BODY_SCHEMA })
+  @ApiProduces(...Object.values(CONTENT_TYPES))
+  @ApiResponse({ status: 200, schema: QUERY_RESULT_SCHEMA })
+  @ApiResponse({ status: 400, schema: ERROR_SCHEMA })
+  async post(@Req() req: FastifyRequest, @Body() body: unknown, @Res() reply: FastifyReply): Promise<void> {
+    await this.answer(parseQueryBody(body, req.headers.accept), reply);
+  }
+
+  @Get('series')
+  @ApiOperation({ summary: 'List the series matching a selector that have data in [from, to)' })
+  @ApiQuery({ name: 'metric', required: false })
+  @ApiQuery({ name: 'tag', required: false, isArray: true })
+  @ApiQuery({ name: 'from', required: false, description: 'default: 0' })
+  @ApiQuery({ name: 'to', required: false, description: 'default: now + 1 day' })
+  @ApiResponse({ status: 200, schema: SERIES_LIST_SCHEMA })
+  async series(@Query() query: unknown): Promise<unknown> {
+    const p = parseOrThrow(seriesParamsSchema, query, 'query');
+    const now = this.runtime.clock.now();
+    return { series: await this.runtime.query.series(p.metric, tagsFromParams(p.tag), p.from ?? 0, p.to ?? now + 86_400_000) };
+  }
+
+  private async answer({ spec, format }: ParsedQuery, reply: FastifyReply): Promise<void> {
+    const { runtime } = this;
+    const started = performance.now();
+    const results = runtime.query.query(spec);
+    const maxPoints = runtime.config.query.maxPoints;
+    // The first series is computed before the status line goes out, so that a failing query
+    // still answers with a proper error instead of a truncated 200.
+    const it = results[Symbol.asyncIterator]();
+    const first = await it.next();
+    let points = 0;
+    const counted = async function* (): AsyncGenerator<SeriesResult> {
+      let r = first;
+      while (!r.done) {
+        points += r.value.ts.length;
+        if (format === 'json' && points > maxPoints)
+          throw new LimitError('S4_MAX_QUERY_POINTS', maxPoints, `a JSON answer would hold more than ${maxPoints} points; use format=msgpack, ndjson or csv, or a smaller range`, 413);
+        yield r.value;
+        r = await it.next();
+      }
+    };
+    const stream = Readable.from(encode(format, counted(), spec.fields), { objectMode: false });
+    stream.on('end', () => {
+      runtime.metrics.queryPoints.inc(points);
+      runtime.metrics.queryRequests.inc({ outcome: 'ok' });
+      runtime.metrics.querySeconds.observe({ format }, (performance.now() - started) / 1000);
+    });
+    stream.on('error', () => runtime.metrics.queryRequests.inc({ outcome: 'error' }));
+    await reply.status(200).header('content-type', CONTENT_TYPES[format]).send(stream);
+  }
+}

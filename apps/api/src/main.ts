@@ -1,0 +1,22 @@
+import { ConfigError } from '@s4/config';
+import { startServer } from './server.js';
+
+/** `npm start`: one S4 process configured from the environment; stops cleanly on SIGTERM/SIGINT. */
+try {
+  const server = await startServer(process.env);
+  const stop = (signal: string) => {
+    process.stderr.write(`s4: ${signal}, shutting down\n`);
+    server.close().then(
+      () => process.exit(0),
+      (e: unknown) => {
+        process.stderr.write(`s4: shutdown failed: ${String(e)}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+} catch (e) {
+  process.stderr.write(e instanceof ConfigError ? `s4: ${e.message}\n` : `s4: cannot start: ${(e as Error).stack ?? String(e)}\n`);
+  process.exit(1);
+}

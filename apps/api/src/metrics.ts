@@ -1,0 +1,49 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { HotTier } from '@s4/core';
+import type { FlushStats, QueryCounters } from '@s4/engine';
+
+/** The Prometheus metrics of one process (GET /metrics). */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly ingestSamples = new Counter({ name: 's4_ingest_samples_total', help: 'Samples acknowledged', registers: [this.registry] });
+  readonly ingestRequests = new Counter({ name: 's4_ingest_requests_total', help: 'Write requests by outcome', labelNames: ['outcome'], registers: [this.registry] });
+  readonly ingestSeconds = new Histogram({ name: 's4_ingest_seconds', help: 'Write request latency', buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5], registers: [this.registry] });
+  readonly querySeconds = new Histogram({ name: 's4_query_seconds', help: 'Query latency', labelNames: ['format'], buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30], registers: [this.registry] });
+  readonly queryPoints = new Counter({ name: 's4_query_points_total', help: 'Points returned by queries', registers: [this.registry] });
+  readonly queryRequests = new Counter({ name: 's4_query_requests_total', help: 'Query requests by outcome', labelNames: ['outcome'], registers: [this.registry] });
+  readonly flushObjects = new Counter({ name: 's4_flush_objects_total', help: 'Segment parts written', registers: [this.registry] });
+  readonly flushSamples = new Counter({ name: 's4_flush_samples_total', help: 'Samples flushed to segments', registers: [this.registry] });
+  readonly flushBytes = new Counter({ name: 's4_flush_bytes_total', help: 'Segment bytes written', registers: [this.registry] });
+  readonly flushErrors = new Counter({ name: 's4_flush_errors_total', help: 'Failed flush passes', registers: [this.registry] });
+  readonly flushSeconds = new Histogram({ name: 's4_flush_seconds', help: 'Flush pass duration', buckets: [0.01, 0.1, 1, 10, 60, 300], registers: [this.registry] });
+  lastFlushError: unknown = null;
+
+  constructor(hot: HotTier) {
+    const registry = this.registry;
+    new Gauge({
+      name: 's4_hot_tier_bytes',
+      help: 'Bytes held by the hot tier (embedded: log bytes; Redis: used_memory)',
+      registers: [registry],
+      async collect() {
+        this.set((await hot.stats()).bytes);
+      },
+    });
+  }
+
+  watchQuery(counters: QueryCounters): void {
+    new Gauge({ name: 's4_object_reads_total', help: 'Object-store reads by queries', registers: [this.registry], collect() { this.set(counters.objectReads); } });
+    new Gauge({ name: 's4_object_read_bytes_total', help: 'Bytes read from the object store by queries', registers: [this.registry], collect() { this.set(counters.objectBytes); } });
+  }
+
+  recordFlush(stats: FlushStats, ms: number): void {
+    this.flushObjects.inc(stats.objects);
+    this.flushSamples.inc(stats.samples);
+    this.flushBytes.inc(stats.bytes);
+    this.flushSeconds.observe(ms / 1000);
+  }
+
+  recordFlushError(e: unknown): void {
+    this.flushErrors.inc();
+    this.lastFlushError = e;
+  }
+}

@@ -1,0 +1,95 @@
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { MANIFEST_KEY, PreconditionFailedError, systemClock, type Clock, type HotTier, type ObjectStore } from '@s4/core';
+import type { Config } from '@s4/config';
+import { CatalogStore, Flusher, QueryEngine, SegmentWorker, Writer } from '@s4/engine';
+import { EmbeddedHotTier, FilesystemObjectStore, RedisHotTier, S3ObjectStore } from '@s4/storage';
+import { Metrics } from './metrics.js';
+
+/** Everything one S4 process runs, wired from the config. No framework in here. */
+export interface Runtime {
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly hot: HotTier;
+  readonly objects: ObjectStore;
+  readonly catalogs: CatalogStore;
+  readonly writer: Writer;
+  readonly flusher: Flusher;
+  readonly query: QueryEngine;
+  readonly worker: SegmentWorker | null;
+  readonly metrics: Metrics;
+  close(): Promise<void>;
+}
+
+export async function createRuntime(config: Config, clock: Clock = systemClock): Promise<Runtime> {
+  const hot: HotTier =
+    config.hot.kind === 'redis'
+      ? new RedisHotTier(config.hot.url, config.hot.password ? { password: config.hot.password } : {})
+      : await EmbeddedHotTier.open({ dir: config.hot.dir, fsync: config.hot.fsync, now: () => clock.now() });
+  const objects: ObjectStore = config.objects.kind === 's3' ? new S3ObjectStore(config.objects) : new FilesystemObjectStore(config.objects.dir);
+  if (objects instanceof S3ObjectStore && config.objects.kind === 's3' && config.objects.endpoint) await objects.ensureBucket();
+  await checkManifest(objects, config);
+
+  const ns = config.namespace;
+  const metrics = new Metrics(hot);
+  const catalogs = new CatalogStore(objects);
+  const writer = new Writer(hot, { ns, shards: config.shards, maxRecordBytes: config.limits.maxRecordBytes });
+  const flusher = new Flusher(hot, objects, catalogs, {
+    ns,
+    shards: config.shards,
+    owner: `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
+    leaseTtlMs: config.flush.leaseTtlMs,
+    clock,
+  });
+  const query = new QueryEngine(hot, objects, catalogs, { ns, shards: config.shards, concurrency: config.query.concurrency, cacheBytes: config.query.cacheBytes });
+  metrics.watchQuery(query.counters);
+  const worker =
+    config.role === 'api'
+      ? null
+      : new SegmentWorker(flusher, {
+          intervalMs: config.flush.intervalMs,
+          graceMs: config.flush.graceMs,
+          clock,
+          onFlush: (stats, ms) => metrics.recordFlush(stats, ms),
+          onError: (e) => metrics.recordFlushError(e),
+        });
+  worker?.start();
+  return {
+    config,
+    clock,
+    hot,
+    objects,
+    catalogs,
+    writer,
+    flusher,
+    query,
+    worker,
+    metrics,
+    async close() {
+      await worker?.stop();
+      await hot.close();
+      await objects.close();
+    },
+  };
+}
+
+/**
+ * The shard count decides where every series lives, so a store keeps the count it was created
+ * with; starting with another count would hide data.
+ */
+async function checkManifest(objects: ObjectStore, config: Config): Promise<void> {
+  const manifest = { format: 1, shards: config.shards };
+  const got = await objects.get(MANIFEST_KEY);
+  if (got && !got.notModified) {
+    const stored = JSON.parse(Buffer.from(got.body).toString('utf8')) as { shards: number };
+    if (stored.shards !== config.shards)
+      throw new Error(`S4_SHARDS=${config.shards} but this store was created with ${stored.shards} shards; set S4_SHARDS=${stored.shards}`);
+    return;
+  }
+  try {
+    await objects.put(MANIFEST_KEY, Buffer.from(JSON.stringify({ ...manifest, createdAt: new Date().toISOString() })), { ifNoneMatch: '*' });
+  } catch (e) {
+    if (!(e instanceof PreconditionFailedError)) throw e;
+    await checkManifest(objects, config);
+  }
+}

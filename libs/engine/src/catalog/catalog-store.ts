@@ -1,0 +1,89 @@
+import { DAY_MS, PreconditionFailedError, catalogKey, type ObjectStore, type ShardRef } from '@s4/core';
+import { decodeCatalog, encodeCatalog, type Catalog, type CatalogEntry } from '@s4/format';
+
+interface Cached {
+  catalog: Catalog;
+  etag: string | undefined;
+  /** The shard's catalog generation when this copy was known to be current. */
+  generation: number;
+}
+
+/**
+ * The catalogs of every (shard, day): the only way queries learn which segment parts exist (no
+ * LIST on the query path). Copies are cached and revalidated (a conditional GET, usually 304)
+ * only when the shard's generation moved past the one they were read at.
+ */
+export class CatalogStore {
+  private readonly cache = new Map<string, Cached>();
+
+  constructor(private readonly objects: ObjectStore) {}
+
+  /** The catalog of the day containing `window`, current as of `generation`. */
+  async read(ref: ShardRef, day: number, generation: number): Promise<Catalog> {
+    const key = catalogKey(ref, day);
+    const cached = this.cache.get(key);
+    if (cached && cached.generation >= generation) return cached.catalog;
+    const got = await this.objects.get(key, cached?.etag ? { ifNoneMatch: cached.etag } : undefined);
+    let next: Cached;
+    if (got === null) next = { catalog: emptyCatalog(ref, day), etag: undefined, generation };
+    else if (got.notModified) next = { ...cached!, generation };
+    else next = { catalog: decodeCatalog(got.body), etag: got.etag, generation };
+    this.cache.set(key, next);
+    return next.catalog;
+  }
+
+  /** Entries of every day overlapping [from, to) whose window overlaps it. */
+  async entries(ref: ShardRef, from: number, to: number, generation: number, windowMs: number): Promise<CatalogEntry[]> {
+    const out: CatalogEntry[] = [];
+    for (let day = Math.floor(from / DAY_MS) * DAY_MS; day < to; day += DAY_MS) {
+      const c = await this.read(ref, day, generation);
+      for (const e of c.entries) if (e.window < to && e.window + windowMs > from) out.push(e);
+    }
+    return out;
+  }
+
+  /** Fresh from the store, for writers. */
+  async load(ref: ShardRef, day: number): Promise<{ catalog: Catalog; etag: string | undefined }> {
+    const got = await this.objects.get(catalogKey(ref, day));
+    if (got === null || got.notModified) return { catalog: emptyCatalog(ref, day), etag: undefined };
+    return { catalog: decodeCatalog(got.body), etag: got.etag };
+  }
+
+  /**
+   * Register a part. A conditional write (compare-and-swap on the ETag) so concurrent writers
+   * never lose each other's entries; retried on conflict.
+   */
+  async add(ref: ShardRef, entry: CatalogEntry): Promise<void> {
+    const day = Math.floor(entry.window / DAY_MS) * DAY_MS;
+    const key = catalogKey(ref, day);
+    for (let attempt = 0; ; attempt++) {
+      const { catalog, etag } = await this.load(ref, day);
+      const next: Catalog = { ...catalog, entries: [...catalog.entries.filter((e) => e.key !== entry.key), entry] };
+      try {
+        const put = await this.objects.put(key, encodeCatalog(next), etag ? { ifMatch: etag } : { ifNoneMatch: '*' });
+        this.cache.set(key, { catalog: next, etag: put.etag, generation: this.cache.get(key)?.generation ?? 0 });
+        return;
+      } catch (e) {
+        if (!(e instanceof PreconditionFailedError) || attempt >= 10) throw e;
+      }
+    }
+  }
+
+  /** Replace a day's catalog outright (catalog rebuild from the segment objects). */
+  async replace(ref: ShardRef, day: number, entries: CatalogEntry[]): Promise<void> {
+    const key = catalogKey(ref, day);
+    await this.objects.put(key, encodeCatalog({ ns: ref.ns, shard: ref.shard, day, entries }));
+    this.cache.delete(key);
+  }
+}
+
+export function emptyCatalog(ref: ShardRef, day: number): Catalog {
+  return { ns: ref.ns, shard: ref.shard, day, entries: [] };
+}
+
+/** The next part number for a window: one past the largest registered. */
+export function nextPart(catalog: Catalog, window: number): number {
+  let max = 0;
+  for (const e of catalog.entries) if (e.window === window && e.part > max) max = e.part;
+  return max + 1;
+}

@@ -1,0 +1,125 @@
+import { LeaseLostError, WINDOW_MS, allShards, segmentKey, type Clock, type HotLog, type HotTier, type Lease, type ObjectStore, type ShardRef } from '@s4/core';
+import { SEGMENT_TRAILER_BYTES, encodeSegment, readTrailer, type CatalogEntry, type SegmentSeriesInput } from '@s4/format';
+import { CatalogStore, nextPart } from '../catalog/catalog-store.js';
+import { mapLimit } from '../concurrency.js';
+import { mergeSources } from '../query/merge.js';
+import { decodeRecords } from '../write/records.js';
+
+export interface FlusherOptions {
+  readonly ns: string;
+  readonly shards: number;
+  /** Identifies this process in leases. */
+  readonly owner: string;
+  readonly leaseTtlMs: number;
+  readonly clock: Clock;
+  /** Shards flushed at once. */
+  readonly concurrency?: number;
+}
+
+export interface FlushStats {
+  objects: number;
+  series: number;
+  samples: number;
+  bytes: number;
+}
+
+const MAX_METRICS_IN_CATALOG = 256;
+
+/**
+ * The segment worker's core: turns closed hot windows into immutable segment parts.
+ *
+ * Per window, in this order: upload the part (its key carries the lease's fence), register it in
+ * the catalog (compare-and-swap), bump the shard's generation, release the flushed bytes from the
+ * hot tier. A crash between any two steps leaves every sample readable from the hot tier, the
+ * object store or both; a retry flushes what is still hot again, and readers de-duplicate.
+ */
+export class Flusher {
+  constructor(
+    private readonly hot: HotTier,
+    private readonly objects: ObjectStore,
+    private readonly catalogs: CatalogStore,
+    private readonly options: FlusherOptions,
+  ) {}
+
+  /** Flush every window of every shard that ends at or before `cutoff`. */
+  async flushAll(cutoff: number): Promise<FlushStats> {
+    const total: FlushStats = { objects: 0, series: 0, samples: 0, bytes: 0 };
+    const results = await mapLimit(allShards(this.options.shards), this.options.concurrency ?? 4, (shard) =>
+      this.flushShard({ ns: this.options.ns, shard }, cutoff),
+    );
+    for (const r of results) add(total, r);
+    return total;
+  }
+
+  async flushShard(ref: ShardRef, cutoff: number): Promise<FlushStats> {
+    const stats: FlushStats = { objects: 0, series: 0, samples: 0, bytes: 0 };
+    const windows = (await this.hot.openWindows(ref)).filter((w) => w + WINDOW_MS <= cutoff);
+    if (windows.length === 0) return stats;
+    const lease = await this.hot.acquireLease(ref, this.options.owner, this.options.leaseTtlMs);
+    if (!lease) return stats; // another worker owns this shard now
+    try {
+      for (const window of windows) {
+        if (!(await this.hot.renewLease(lease, this.options.leaseTtlMs))) throw new LeaseLostError(`${ref.ns}/${ref.shard}`, lease.fence);
+        add(stats, await this.flushWindow(lease, window));
+      }
+    } finally {
+      await this.hot.releaseLease(lease);
+    }
+    return stats;
+  }
+
+  private async flushWindow(lease: Lease, window: number): Promise<FlushStats> {
+    const ref = lease.ref;
+    const logs = (await this.hot.readWindow(ref, window)).filter((l) => l.data.length > 0);
+    if (logs.length === 0) return { objects: 0, series: 0, samples: 0, bytes: 0 };
+    const series = logs.map(toSegmentSeries).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const { catalog } = await this.catalogs.load(ref, window);
+    const part = nextPart(catalog, window);
+    const key = segmentKey(ref, window, part, lease.fence);
+    const bytes = encodeSegment({ ns: ref.ns, shard: ref.shard, window, series });
+    await this.objects.put(key, bytes);
+
+    const { footerOffset, footerLength } = readTrailer(bytes.subarray(bytes.length - SEGMENT_TRAILER_BYTES));
+    const metrics = [...new Set(series.map((s) => s.metric))].sort();
+    let samples = 0;
+    let minTs = Infinity;
+    let maxTs = -Infinity;
+    for (const s of series) {
+      samples += s.ts.length;
+      minTs = Math.min(minTs, s.ts[0]!);
+      maxTs = Math.max(maxTs, s.ts[s.ts.length - 1]!);
+    }
+    const entry: CatalogEntry = {
+      window,
+      part,
+      fence: lease.fence,
+      key,
+      size: bytes.length,
+      footerOffset,
+      footerLength,
+      series: series.length,
+      samples,
+      minTs,
+      maxTs,
+      metrics: metrics.length <= MAX_METRICS_IN_CATALOG ? metrics : null,
+      createdAt: this.options.clock.now(),
+    };
+    await this.catalogs.add(ref, entry);
+    await this.hot.bumpGeneration(lease);
+    await this.hot.release(lease, window, logs.map((l) => ({ id: l.id, length: l.data.length })));
+    return { objects: 1, series: series.length, samples, bytes: bytes.length };
+  }
+}
+
+function toSegmentSeries(log: HotLog): SegmentSeriesInput {
+  const { ts, rows } = decodeRecords(log.data);
+  const merged = mergeSources([{ kind: 'rows', ts, rows }]);
+  return { id: log.id, metric: log.key.metric, tags: { ...log.key.tags }, ts: merged.ts, fields: merged.fields };
+}
+
+function add(total: FlushStats, s: FlushStats): void {
+  total.objects += s.objects;
+  total.series += s.series;
+  total.samples += s.samples;
+  total.bytes += s.bytes;
+}

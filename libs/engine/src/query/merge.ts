@@ -1,0 +1,96 @@
+import type { FieldValue, SeriesColumns } from '@s4/core';
+import type { Fields } from '../write/records.js';
+
+/**
+ * Samples of one series from one source. Sources are merged in the order given: a later source
+ * wins over an earlier one at the same timestamp, and within a source a later row wins.
+ */
+export type Source =
+  | { kind: 'columns'; data: SeriesColumns; sortedUnique: true }
+  | { kind: 'rows'; ts: number[]; rows: Fields[] };
+
+/** Merge sources (ascending precedence) into sorted, de-duplicated columns. */
+export function mergeSources(sources: readonly Source[]): SeriesColumns {
+  if (sources.length === 1 && sources[0]!.kind === 'columns') return sources[0]!.data;
+  const ts: number[] = [];
+  const rank: number[] = [];
+  const at: [number, number][] = [];
+  sources.forEach((s, si) => {
+    const n = s.kind === 'columns' ? s.data.ts.length : s.ts.length;
+    const times = s.kind === 'columns' ? s.data.ts : s.ts;
+    for (let i = 0; i < n; i++) {
+      ts.push(times[i]!);
+      rank.push(rank.length);
+      at.push([si, i]);
+    }
+  });
+  // Stable order by (ts, arrival): the last entry of each run of equal timestamps wins.
+  const order = rank.sort((a, b) => ts[a]! - ts[b]! || a - b);
+  const names = new Set<string>();
+  for (const s of sources) {
+    if (s.kind === 'columns') for (const f of Object.keys(s.data.fields)) names.add(f);
+    else for (const r of s.rows) for (const f of Object.keys(r)) names.add(f);
+  }
+  const out: SeriesColumns = { ts: [], fields: {} };
+  for (const f of names) out.fields[f] = [];
+  for (let k = 0; k < order.length; k++) {
+    const idx = order[k]!;
+    const next = order[k + 1];
+    if (next !== undefined && ts[next] === ts[idx]) continue;
+    const [si, i] = at[idx]!;
+    const s = sources[si]!;
+    out.ts.push(ts[idx]!);
+    for (const f of names) {
+      let v: FieldValue | undefined;
+      if (s.kind === 'columns') v = s.data.fields[f]?.[i];
+      else v = s.rows[i]![f];
+      out.fields[f]!.push(v ?? null);
+    }
+  }
+  return out;
+}
+
+/** Keep [from, to) and the requested fields (all when `fields` is undefined); drop all-null columns. */
+export function clip(data: SeriesColumns, from: number, to: number, fields?: readonly string[]): SeriesColumns {
+  const lo = lowerBound(data.ts, from);
+  const hi = lowerBound(data.ts, to);
+  const names = fields ?? Object.keys(data.fields);
+  const out: SeriesColumns = { ts: lo === 0 && hi === data.ts.length ? data.ts : data.ts.slice(lo, hi), fields: {} };
+  for (const f of names) {
+    const col = data.fields[f];
+    if (col) out.fields[f] = lo === 0 && hi === data.ts.length ? col : col.slice(lo, hi);
+    else if (fields) out.fields[f] = new Array<FieldValue>(hi - lo).fill(null);
+  }
+  if (!fields) for (const [f, col] of Object.entries(out.fields)) if (col.every((v) => v === null)) delete out.fields[f];
+  return out;
+}
+
+export function lowerBound(sorted: readonly number[], x: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Concatenate per-window columns (windows ascending and disjoint) into one series. */
+export function concatWindows(parts: readonly SeriesColumns[]): SeriesColumns {
+  if (parts.length === 1) return parts[0]!;
+  const names = new Set<string>();
+  for (const p of parts) for (const f of Object.keys(p.fields)) names.add(f);
+  const out: SeriesColumns = { ts: [], fields: {} };
+  for (const f of names) out.fields[f] = [];
+  for (const p of parts) {
+    for (const t of p.ts) out.ts.push(t);
+    for (const f of names) {
+      const col = p.fields[f];
+      const dst = out.fields[f]!;
+      if (col) for (const v of col) dst.push(v);
+      else for (let i = 0; i < p.ts.length; i++) dst.push(null);
+    }
+  }
+  return out;
+}

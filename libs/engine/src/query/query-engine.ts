@@ -1,0 +1,201 @@
+import {
+  WINDOW_MS,
+  allShards,
+  tagsMatch,
+  type HotTier,
+  type ObjectStore,
+  type SeriesColumns,
+  type SeriesKey,
+  type ShardRef,
+  type Tags,
+} from '@s4/core';
+import { decodeBlock, decodeFooter, type CatalogEntry, type FooterEntry, type SegmentFooter } from '@s4/format';
+import type { CatalogStore } from '../catalog/catalog-store.js';
+import { mapLimit } from '../concurrency.js';
+import { decodeRecords } from '../write/records.js';
+import { ByteBudgetCache } from './cache.js';
+import { clip, concatWindows, mergeSources, type Source } from './merge.js';
+
+export interface QuerySpec {
+  readonly metric: string;
+  readonly tags: Tags;
+  /** Inclusive, ms. */
+  readonly from: number;
+  /** Exclusive, ms. */
+  readonly to: number;
+  /** Only these fields (all when undefined). */
+  readonly fields?: readonly string[] | undefined;
+}
+
+export interface SeriesResult extends SeriesKey, SeriesColumns {
+  readonly id: string;
+}
+
+export interface QueryEngineOptions {
+  readonly ns: string;
+  readonly shards: number;
+  /** Object reads in flight per query. */
+  readonly concurrency: number;
+  /** Byte budget of the footer + block cache. */
+  readonly cacheBytes: number;
+}
+
+/** Counters a /metrics endpoint can show. */
+export interface QueryCounters {
+  objectReads: number;
+  objectBytes: number;
+}
+
+/** Blocks closer than this are fetched with one ranged GET. */
+const COALESCE_GAP = 256 * 1024;
+
+/**
+ * Answers a selector over [from, to): per shard (in parallel), hot logs and the catalog
+ * generation are read first and atomically, then the catalog, then footers and blocks of the
+ * parts that may hold matching series. Per series and window the sources are merged oldest part
+ * first, hot data last, so the newest write of a timestamp wins.
+ */
+export class QueryEngine {
+  private readonly footers: ByteBudgetCache<SegmentFooter>;
+  private readonly blocks: ByteBudgetCache<Uint8Array>;
+  readonly counters: QueryCounters = { objectReads: 0, objectBytes: 0 };
+
+  constructor(
+    private readonly hot: HotTier,
+    private readonly objects: ObjectStore,
+    private readonly catalogs: CatalogStore,
+    private readonly options: QueryEngineOptions,
+  ) {
+    this.footers = new ByteBudgetCache(Math.floor(options.cacheBytes / 4));
+    this.blocks = new ByteBudgetCache(options.cacheBytes - Math.floor(options.cacheBytes / 4));
+  }
+
+  /** Matching series, one at a time, shard by shard, each sorted and de-duplicated. */
+  async *query(spec: QuerySpec): AsyncIterable<SeriesResult> {
+    const shards = allShards(this.options.shards);
+    // Shards are read ahead with bounded concurrency but yielded in order, so memory stays
+    // bounded by the shards in flight rather than by the whole result.
+    const width = Math.max(1, Math.min(shards.length, Math.ceil(this.options.concurrency / 4)));
+    const pending = new Map<number, Promise<SeriesResult[]>>();
+    const start = (i: number) => {
+      if (i < shards.length) pending.set(i, this.queryShard({ ns: this.options.ns, shard: shards[i]! }, spec));
+    };
+    for (let i = 0; i < width; i++) start(i);
+    for (let i = 0; i < shards.length; i++) {
+      const results = await pending.get(i)!;
+      pending.delete(i);
+      start(i + width);
+      yield* results;
+    }
+  }
+
+  /** Series (metric + tags) with data in [from, to), from hot data and segment footers. */
+  async series(metric: string | undefined, tags: Tags, from: number, to: number): Promise<SeriesKey[]> {
+    const found = new Map<string, SeriesKey>();
+    await mapLimit(allShards(this.options.shards), this.options.concurrency, async (shard) => {
+      const ref = { ns: this.options.ns, shard };
+      const generation = await this.hot.generation(ref);
+      for (const k of await this.hot.seriesIn(ref, metric, from, to)) if (tagsMatch(k.tags, tags)) found.set(JSON.stringify([k.metric, k.tags]), k);
+      const entries = (await this.catalogs.entries(ref, from, to, generation, WINDOW_MS)).filter((e) => metric === undefined || mayHold(e, metric));
+      await mapLimit(entries, 4, async (e) => {
+        const footer = await this.footer(e);
+        for (const s of footer.series)
+          if ((metric === undefined || s.metric === metric) && tagsMatch(s.tags, tags) && s.maxTs >= from && s.minTs < to)
+            found.set(JSON.stringify([s.metric, s.tags]), { metric: s.metric, tags: s.tags });
+      });
+    });
+    return [...found.values()].sort((a, b) => (JSON.stringify([a.metric, a.tags]) < JSON.stringify([b.metric, b.tags]) ? -1 : 1));
+  }
+
+  private async queryShard(ref: ShardRef, spec: QuerySpec): Promise<SeriesResult[]> {
+    const scan = await this.hot.scan(ref, spec.metric, spec.from, spec.to);
+    const entries = (await this.catalogs.entries(ref, spec.from, spec.to, scan.generation, WINDOW_MS))
+      .filter((e) => mayHold(e, spec.metric) && e.maxTs >= spec.from && e.minTs < spec.to)
+      .sort((a, b) => a.window - b.window || a.fence - b.fence || a.part - b.part);
+
+    // series id → window → sources in ascending precedence
+    const bySeries = new Map<string, { key: SeriesKey; windows: Map<number, Source[]> }>();
+    const sourcesOf = (id: string, key: SeriesKey, window: number) => {
+      let s = bySeries.get(id);
+      if (!s) bySeries.set(id, (s = { key, windows: new Map() }));
+      let list = s.windows.get(window);
+      if (!list) s.windows.set(window, (list = []));
+      return list;
+    };
+
+    const perEntry = await mapLimit(entries, Math.max(1, Math.ceil(this.options.concurrency / 2)), async (entry) => {
+      const footer = await this.footer(entry);
+      const wanted = footer.series.filter((s) => s.metric === spec.metric && tagsMatch(s.tags, spec.tags) && s.maxTs >= spec.from && s.minTs < spec.to);
+      return { entry, wanted, blocks: await this.readBlocks(entry, wanted) };
+    });
+    // Insert in catalog order (window, fence, part), so precedence is right whatever finished first.
+    for (const { entry, wanted, blocks } of perEntry)
+      wanted.forEach((s, i) => sourcesOf(s.id, { metric: s.metric, tags: s.tags }, entry.window).push({ kind: 'columns', data: decodeBlock(blocks[i]!), sortedUnique: true }));
+    for (const log of scan.logs) {
+      if (!tagsMatch(log.key.tags, spec.tags)) continue;
+      const { ts, rows } = decodeRecords(log.data);
+      sourcesOf(log.id, log.key, log.window).push({ kind: 'rows', ts, rows });
+    }
+
+    const out: SeriesResult[] = [];
+    for (const [id, { key, windows }] of bySeries) {
+      const parts = [...windows.keys()].sort((a, b) => a - b).map((w) => mergeSources(windows.get(w)!));
+      const data = clip(concatWindows(parts), spec.from, spec.to, spec.fields);
+      if (data.ts.length > 0) out.push({ id, metric: key.metric, tags: key.tags, ...data });
+    }
+    return out.sort((a, b) => (a.id < b.id ? -1 : 1));
+  }
+
+  private async footer(entry: CatalogEntry): Promise<SegmentFooter> {
+    const cached = this.footers.get(entry.key);
+    if (cached) return cached;
+    const bytes = await this.read(entry.key, entry.footerOffset, entry.footerLength);
+    const footer = decodeFooter(bytes);
+    this.footers.set(entry.key, footer, entry.footerLength * 3);
+    return footer;
+  }
+
+  /** The bytes of each wanted block; neighbouring blocks share one ranged GET. */
+  private async readBlocks(entry: CatalogEntry, wanted: readonly FooterEntry[]): Promise<Uint8Array[]> {
+    const out = new Array<Uint8Array>(wanted.length);
+    const missing: number[] = [];
+    wanted.forEach((s, i) => {
+      const hit = this.blocks.get(`${entry.key}#${s.offset}`);
+      if (hit) out[i] = hit;
+      else missing.push(i);
+    });
+    missing.sort((a, b) => wanted[a]!.offset - wanted[b]!.offset);
+    const runs: number[][] = [];
+    for (const i of missing) {
+      const run = runs[runs.length - 1];
+      const last = run && wanted[run[run.length - 1]!]!;
+      if (run && last && wanted[i]!.offset - (last.offset + last.length) <= COALESCE_GAP) run.push(i);
+      else runs.push([i]);
+    }
+    await mapLimit(runs, 8, async (run) => {
+      const first = wanted[run[0]!]!;
+      const last = wanted[run[run.length - 1]!]!;
+      const bytes = await this.read(entry.key, first.offset, last.offset + last.length - first.offset);
+      for (const i of run) {
+        const s = wanted[i]!;
+        const block = bytes.subarray(s.offset - first.offset, s.offset - first.offset + s.length);
+        out[i] = block;
+        this.blocks.set(`${entry.key}#${s.offset}`, run.length > 1 ? block.slice() : block, s.length);
+      }
+    });
+    return out;
+  }
+
+  private async read(key: string, offset: number, length: number): Promise<Uint8Array> {
+    const got = await this.objects.get(key, { range: { offset, length } });
+    if (!got || got.notModified) throw new Error(`segment ${key} is registered in the catalog but missing from the object store`);
+    this.counters.objectReads++;
+    this.counters.objectBytes += got.body.length;
+    return got.body;
+  }
+}
+
+function mayHold(entry: CatalogEntry, metric: string): boolean {
+  return entry.metrics === null || entry.metrics.includes(metric);
+}
+

@@ -1,0 +1,150 @@
+import { z } from 'zod';
+import { LimitError, ValidationError, canonicalSeries, seriesId, type FieldValue, type SeriesKey, type ValidationIssue } from '@s4/core';
+import type { Fields } from './records.js';
+
+export interface WriteLimits {
+  readonly maxSamplesPerRequest: number;
+  readonly maxFieldsPerSample: number;
+  readonly maxTags: number;
+  readonly maxTagLength: number;
+  readonly maxFutureMs: number;
+}
+
+/** Samples of one series from one request, in request order (duplicates kept: last wins later). */
+export interface SeriesWrite {
+  readonly id: string;
+  readonly key: SeriesKey;
+  readonly ts: number[];
+  readonly rows: Fields[];
+}
+
+const NAME_MAX = 256;
+const printable = (what: string) =>
+  z
+    .string()
+    .min(1, `${what} must not be empty`)
+    .max(NAME_MAX, `${what} is longer than ${NAME_MAX} characters`)
+    .regex(/^[^\u0000-\u001f\u007f]*$/, `${what} must not contain control characters`);
+
+const fieldValue: z.ZodType<FieldValue> = z.lazy(() =>
+  z.union([z.number(), z.boolean(), z.string(), z.null(), z.array(fieldValue), z.record(z.string(), fieldValue)]),
+);
+const timestamp = z.number({ error: 'ts must be a number of milliseconds' }).int('ts must be an integer number of milliseconds').min(0, 'ts must not be negative').max(Number.MAX_SAFE_INTEGER);
+const tags = z.record(printable('tag key'), z.string({ error: 'tag values must be strings' }).min(1, 'tag values must not be empty'));
+const fields = z.record(printable('field name'), fieldValue);
+
+const sampleSchema = z.strictObject({
+  metric: printable('metric'),
+  tags: tags.default({}),
+  ts: timestamp,
+  fields: fields.refine((f) => Object.keys(f).length > 0, 'fields must name at least one field'),
+});
+const columnarSchema = z.strictObject({ metric: printable('metric'), tags: tags.default({}), ts: z.array(timestamp), fields: z.record(printable('field name'), z.array(fieldValue)) });
+const bodySchema = z.strictObject({ samples: z.array(z.unknown()).optional(), series: z.array(z.unknown()).optional() });
+
+export type WriteBody = { kind: 'json'; body: unknown } | { kind: 'ndjson'; text: string };
+
+const MAX_ISSUES = 100;
+
+/**
+ * Validate a whole write request and group its samples by series. Throws ValidationError
+ * listing every problem (up to 100) with where it is, or LimitError; on either, nothing is written.
+ */
+export function parseWrite(input: WriteBody, limits: WriteLimits, now: number): SeriesWrite[] {
+  const issues: ValidationIssue[] = [];
+  const grouped = new Map<string, { key: SeriesKey; ts: number[]; rows: Fields[] }>();
+  let count = 0;
+  const countSamples = (n: number) => {
+    count += n;
+    if (count > limits.maxSamplesPerRequest)
+      throw new LimitError('S4_MAX_SAMPLES_PER_REQUEST', limits.maxSamplesPerRequest, `request has more than ${limits.maxSamplesPerRequest} samples; split it`, 413);
+  };
+  const add = (where: string, key: SeriesKey, ts: number, row: Fields) => {
+    const problem = checkLimits(key, ts, row, limits, now);
+    if (problem) {
+      issues.push({ path: `${where}${problem.path}`, message: problem.message });
+      return;
+    }
+    const k = canonicalSeries(key);
+    let g = grouped.get(k);
+    if (!g) grouped.set(k, (g = { key: { metric: key.metric, tags: key.tags }, ts: [], rows: [] }));
+    g.ts.push(ts);
+    g.rows.push(row);
+  };
+  const addSample = (where: string, raw: unknown) => {
+    const r = sampleSchema.safeParse(raw);
+    if (!r.success) {
+      for (const i of r.error.issues) issues.push({ path: `${where}${i.path.map((p) => `.${String(p)}`).join('')}`, message: i.message });
+      return;
+    }
+    add(where, r.data, r.data.ts, dropNulls(r.data.fields));
+  };
+
+  if (input.kind === 'ndjson') {
+    const lines = input.text.split('\n');
+    lines.forEach((line, i) => {
+      if (line.trim() === '' || issues.length >= MAX_ISSUES) return;
+      countSamples(1);
+      let raw: unknown;
+      try {
+        raw = JSON.parse(line);
+      } catch (e) {
+        issues.push({ path: `line ${i + 1}`, message: `not valid JSON: ${(e as Error).message}` });
+        return;
+      }
+      addSample(`line ${i + 1}`, raw);
+    });
+  } else {
+    const body = bodySchema.safeParse(input.body);
+    if (!body.success) {
+      throw new ValidationError(body.error.issues.map((i) => ({ path: i.path.join('.') || 'body', message: i.path.length ? i.message : 'body must be an object with "samples" and/or "series"' })));
+    }
+    const { samples = [], series = [] } = body.data;
+    if (samples.length === 0 && series.length === 0) throw new ValidationError([{ path: 'body', message: 'no samples: give "samples" or "series"' }]);
+    countSamples(samples.length);
+    samples.forEach((s, i) => issues.length < MAX_ISSUES && addSample(`samples[${i}]`, s));
+    series.forEach((raw, si) => {
+      if (issues.length >= MAX_ISSUES) return;
+      const where = `series[${si}]`;
+      const r = columnarSchema.safeParse(raw);
+      if (!r.success) {
+        for (const i of r.error.issues.slice(0, 10)) issues.push({ path: `${where}${i.path.map((p) => `.${String(p)}`).join('')}`, message: i.message });
+        return;
+      }
+      const s = r.data;
+      countSamples(s.ts.length);
+      for (const [f, col] of Object.entries(s.fields))
+        if (col.length !== s.ts.length) issues.push({ path: `${where}.fields.${f}`, message: `has ${col.length} values but ts has ${s.ts.length}` });
+      if (issues.length) return;
+      const names = Object.keys(s.fields);
+      for (let i = 0; i < s.ts.length && issues.length < MAX_ISSUES; i++) {
+        const row: Fields = {};
+        for (const f of names) {
+          const v = s.fields[f]![i];
+          if (v !== null && v !== undefined) row[f] = v;
+        }
+        add(`${where}[${i}]`, s, s.ts[i]!, row);
+      }
+    });
+  }
+  if (issues.length > 0) throw new ValidationError(issues.slice(0, MAX_ISSUES));
+  if (count === 0) throw new ValidationError([{ path: 'body', message: 'no samples in the request' }]);
+  return [...grouped.values()].map((g) => ({ id: seriesId(g.key), ...g }));
+}
+
+function dropNulls(fields: Fields): Fields {
+  for (const k of Object.keys(fields)) if (fields[k] === null) delete fields[k];
+  return fields;
+}
+
+function checkLimits(key: SeriesKey, ts: number, row: Fields, limits: WriteLimits, now: number): ValidationIssue | null {
+  const tagEntries = Object.entries(key.tags);
+  if (tagEntries.length > limits.maxTags) return { path: '.tags', message: `has ${tagEntries.length} tags (limit S4_MAX_TAGS=${limits.maxTags})` };
+  for (const [k, v] of tagEntries)
+    if (v.length > limits.maxTagLength) return { path: `.tags.${k}`, message: `value is ${v.length} characters long (limit S4_MAX_TAG_LENGTH=${limits.maxTagLength})` };
+  const n = Object.keys(row).length;
+  if (n > limits.maxFieldsPerSample) return { path: '.fields', message: `has ${n} fields (limit S4_MAX_FIELDS_PER_SAMPLE=${limits.maxFieldsPerSample})` };
+  if (ts > now + limits.maxFutureMs)
+    return { path: '.ts', message: `${ts} is ${Math.round((ts - now) / 1000)} s in the future (limit S4_MAX_FUTURE_MS=${limits.maxFutureMs})` };
+  return null;
+}
