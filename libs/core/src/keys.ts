@@ -48,6 +48,14 @@ export function catalogKey(ref: ShardRef, day: number): string {
   return `${KEY_VERSION}/${ref.ns}/cat/${shardName(ref.shard)}/${dayName(day)}.s4cat`;
 }
 
+/**
+ * The list of days for which a shard has a catalog, so a query over a long range reads only
+ * catalogs that exist. A sibling of the shard's catalog folder, never inside it.
+ */
+export function catalogDaysKey(ref: ShardRef): string {
+  return `${KEY_VERSION}/${ref.ns}/cat/${shardName(ref.shard)}.days`;
+}
+
 /** Written once at first start: the shard count and format a store was created with. */
 export const MANIFEST_KEY = `${KEY_VERSION}/manifest.json`;
 

@@ -1,8 +1,8 @@
-import { DAY_MS, PreconditionFailedError, catalogKey, type ObjectStore, type ShardRef } from '@s4/core';
+import { DAY_MS, PreconditionFailedError, catalogDaysKey, catalogKey, type ObjectStore, type ShardRef } from '@s4/core';
 import { decodeCatalog, encodeCatalog, type Catalog, type CatalogEntry } from '@s4/format';
 
-interface Cached {
-  catalog: Catalog;
+interface Cached<T = Catalog> {
+  catalog: T;
   etag: string | undefined;
   /** The shard's catalog generation when this copy was known to be current. */
   generation: number;
@@ -15,6 +15,7 @@ interface Cached {
  */
 export class CatalogStore {
   private readonly cache = new Map<string, Cached>();
+  private readonly dayLists = new Map<string, Cached<number[]>>();
 
   constructor(private readonly objects: ObjectStore) {}
 
@@ -32,14 +33,48 @@ export class CatalogStore {
     return next.catalog;
   }
 
+  /** The days that have a catalog, current as of `generation`. */
+  async days(ref: ShardRef, generation: number): Promise<number[]> {
+    const key = catalogDaysKey(ref);
+    const cached = this.dayLists.get(key);
+    if (cached && cached.generation >= generation) return cached.catalog;
+    const got = await this.objects.get(key, cached?.etag ? { ifNoneMatch: cached.etag } : undefined);
+    let next: Cached<number[]>;
+    if (got === null) next = { catalog: [], etag: undefined, generation };
+    else if (got.notModified) next = { ...cached!, generation };
+    else next = { catalog: decodeDays(got.body), etag: got.etag, generation };
+    this.dayLists.set(key, next);
+    return next.catalog;
+  }
+
   /** Entries of every day overlapping [from, to) whose window overlaps it. */
   async entries(ref: ShardRef, from: number, to: number, generation: number, windowMs: number): Promise<CatalogEntry[]> {
     const out: CatalogEntry[] = [];
-    for (let day = Math.floor(from / DAY_MS) * DAY_MS; day < to; day += DAY_MS) {
+    const first = Math.floor(from / DAY_MS) * DAY_MS;
+    for (const day of await this.days(ref, generation)) {
+      if (day < first || day >= to) continue;
       const c = await this.read(ref, day, generation);
       for (const e of c.entries) if (e.window < to && e.window + windowMs > from) out.push(e);
     }
     return out;
+  }
+
+  /** List `day` among the shard's days (before its catalog is written, so no catalog is ever unlisted). */
+  private async listDay(ref: ShardRef, day: number): Promise<void> {
+    const key = catalogDaysKey(ref);
+    for (let attempt = 0; ; attempt++) {
+      const got = await this.objects.get(key);
+      const days = got && !got.notModified ? decodeDays(got.body) : [];
+      if (days.includes(day)) return;
+      const next = [...days, day].sort((a, b) => a - b);
+      try {
+        await this.objects.put(key, encodeDays(next), got && !got.notModified ? { ifMatch: got.etag } : { ifNoneMatch: '*' });
+        this.dayLists.delete(key);
+        return;
+      } catch (e) {
+        if (!(e instanceof PreconditionFailedError) || attempt >= 10) throw e;
+      }
+    }
   }
 
   /** Fresh from the store, for writers. */
@@ -56,6 +91,7 @@ export class CatalogStore {
   async add(ref: ShardRef, entry: CatalogEntry): Promise<void> {
     const day = Math.floor(entry.window / DAY_MS) * DAY_MS;
     const key = catalogKey(ref, day);
+    await this.listDay(ref, day);
     for (let attempt = 0; ; attempt++) {
       const { catalog, etag } = await this.load(ref, day);
       const next: Catalog = { ...catalog, entries: [...catalog.entries.filter((e) => e.key !== entry.key), entry] };
@@ -72,6 +108,7 @@ export class CatalogStore {
   /** Replace a day's catalog outright (catalog rebuild from the segment objects). */
   async replace(ref: ShardRef, day: number, entries: CatalogEntry[]): Promise<void> {
     const key = catalogKey(ref, day);
+    await this.listDay(ref, day);
     await this.objects.put(key, encodeCatalog({ ns: ref.ns, shard: ref.shard, day, entries }));
     this.cache.delete(key);
   }
@@ -86,4 +123,15 @@ export function nextPart(catalog: Catalog, window: number): number {
   let max = 0;
   for (const e of catalog.entries) if (e.window === window && e.part > max) max = e.part;
   return max + 1;
+}
+
+/** The day list is a small JSON document: `{"version":1,"days":[<ms>...]}` (catalog.md). */
+function encodeDays(days: number[]): Uint8Array {
+  return Buffer.from(JSON.stringify({ version: 1, days }));
+}
+
+function decodeDays(bytes: Uint8Array): number[] {
+  const doc = JSON.parse(Buffer.from(bytes).toString('utf8')) as { version: number; days: number[] };
+  if (doc.version !== 1 || !Array.isArray(doc.days)) throw new Error(`catalog day list has unknown version ${doc.version}`);
+  return doc.days;
 }

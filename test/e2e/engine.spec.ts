@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FieldValue } from '@s4/core';
+import { expectOk, normalise, post, queryAll } from '../support/client.js';
+import { MODES, modeEnv } from '../support/modes.js';
+import { ExpectedStore, rng } from '../support/model.js';
+import { S4Process } from '../support/s4-process.js';
+
+const H = 3_600_000;
+const H0 = Date.UTC(2026, 0, 5, 0);
+const SERIES = Array.from({ length: 10 }, (_, i) => ({ metric: 'sensor.temp', tags: { sensor: `s${i}`, site: i % 2 ? 'b' : 'a' } }));
+const FORMATS = ['json', 'msgpack', 'csv', 'ndjson'] as const;
+
+describe.each(MODES)('S4 end to end over HTTP: %s', (mode) => {
+  let s4: S4Process;
+  const model = new ExpectedStore();
+  const random = rng(42);
+
+  beforeAll(async () => {
+    s4 = await S4Process.start(await modeEnv(mode));
+  });
+  afterAll(async () => {
+    await s4?.stop();
+  });
+
+  async function checkEverySeries(): Promise<void> {
+    const expected = model.expected();
+    for (const format of FORMATS) {
+      const all = await queryAll(s4.url, { metric: 'sensor.temp', from: String(H0 - H), to: String(H0 + 4 * H) }, format);
+      expect(normalise(all)).toEqual(normalise(expected));
+    }
+    for (const s of SERIES) {
+      const one = await queryAll(s4.url, { metric: s.metric, tag: [`sensor:${s.tags.sensor}`], from: String(H0), to: String(H0 + 3 * H) }, 'json');
+      const k = ExpectedStore.key(s.metric, s.tags);
+      expect(normalise(one)).toEqual(normalise(new Map([[k, expected.get(k)!]])));
+    }
+  }
+
+  it('writes 10 series × 3 hours at 1 Hz, out of order and with duplicates, in every body form', async () => {
+    const writes: { metric: string; tags: Record<string, string>; ts: number; fields: Record<string, FieldValue> }[] = [];
+    for (const s of SERIES)
+      for (let i = 0; i < 3 * 3600; i++) writes.push({ ...s, ts: H0 + i * 1000, fields: { value: Math.round(random() * 10_000) / 100 } });
+    for (let i = 0; i < 2000; i++) {
+      const w = writes[Math.floor(random() * writes.length)]!;
+      writes.push({ ...w, fields: { value: -w.ts / 1e9, label: 'dup' } });
+    }
+    // Shuffle within blocks of 5,000: out of order, but a duplicate still comes after its original.
+    for (let b = 0; b < writes.length; b += 5000) {
+      const end = Math.min(writes.length, b + 5000);
+      for (let i = end - 1; i > b; i--) {
+        const j = b + Math.floor(random() * (i - b + 1));
+        [writes[i], writes[j]] = [writes[j]!, writes[i]!];
+      }
+    }
+    let n = 0;
+    for (let b = 0; b < writes.length; b += 5000, n++) {
+      const batch = writes.slice(b, b + 5000);
+      const form = n % 4;
+      if (form === 0) await expectOk(await post(`${s4.url}/v1/write`, { samples: batch }));
+      else if (form === 1) await expectOk(await post(`${s4.url}/v1/write`, batch.map((w) => JSON.stringify(w)).join('\n'), 'application/x-ndjson'));
+      else if (form === 2) await expectOk(await post(`${s4.url}/v1/write`, { samples: batch }, 'application/msgpack'));
+      else {
+        // columnar: one entry per series run; the order inside each column is the write order
+        const series = batch.map((w) => ({ metric: w.metric, tags: w.tags, ts: [w.ts], fields: { value: [w.fields.value!], label: [w.fields.label ?? null] } }));
+        await expectOk(await post(`${s4.url}/v1/write`, { series }));
+      }
+      for (const w of batch) model.write(w.metric, w.tags, w.ts, w.fields);
+    }
+    expect(model.size).toBe(10 * 3 * 3600);
+    await checkEverySeries();
+  });
+
+  it('flushes every closed window and still answers exactly the de-duplicated input', async () => {
+    const r = await expectOk(await post(`${s4.url}/v1/admin/flush`, {}));
+    const stats = (await r.json()) as { objects: number; series: number; samples: number; bytes: number };
+    expect(stats.samples).toBe(10 * 3 * 3600);
+    expect(stats.series).toBe(30);
+    expect(stats.objects).toBeGreaterThanOrEqual(3);
+    expect(stats.bytes).toBeGreaterThan(0);
+    await checkEverySeries();
+  });
+
+  it('merges late data into a flushed hour, before and after the next flush', async () => {
+    const late: string[] = [];
+    const unique = new Set<string>();
+    for (const s of SERIES)
+      for (let i = 0; i < 200; i++) {
+        const ts = H0 + H + Math.floor(random() * 3600) * 1000 + (i % 2 ? 500 : 0); // overwrites and new timestamps
+        const fields = { value: i, label: `late-${i}` };
+        late.push(JSON.stringify({ ...s, ts, fields }));
+        unique.add(`${s.tags.sensor}/${ts}`);
+        model.write(s.metric, s.tags, ts, fields);
+      }
+    await expectOk(await post(`${s4.url}/v1/write`, late.join('\n'), 'application/x-ndjson'));
+    await checkEverySeries(); // late data in the hot tier, older data in segments
+    const stats = (await (await expectOk(await post(`${s4.url}/v1/admin/flush`, {}))).json()) as { objects: number; samples: number };
+    expect(stats.samples).toBe(unique.size);
+    await checkEverySeries(); // two parts for hour 1
+  });
+
+  it('keeps everything across a restart', async () => {
+    await s4.stop();
+    await s4.start();
+    await checkEverySeries();
+  });
+
+  it('selects by tag equality and by fields', async () => {
+    const siteB = await queryAll(s4.url, { metric: 'sensor.temp', tag: ['site:b'], from: String(H0), to: String(H0 + 3 * H), fields: 'label' }, 'json');
+    expect(siteB.size).toBe(5);
+    for (const s of siteB.values()) expect(Object.keys(s.fields)).toEqual(['label']);
+    const none = await queryAll(s4.url, { metric: 'sensor.temp', tag: ['site:c'], from: String(H0), to: String(H0 + 3 * H) }, 'json');
+    expect(none.size).toBe(0);
+    const series = (await (await fetch(`${s4.url}/v1/series?metric=sensor.temp&tag=site:a`)).json()) as { series: unknown[] };
+    expect(series.series).toHaveLength(5);
+  });
+});
