@@ -35,6 +35,10 @@ export class ErrorsFilter implements ExceptionFilter {
       return [400, { error: { code: 'invalid_request', message: `body is not valid JSON: ${(error as Error).message}` } }];
     if (error instanceof HttpException) {
       const status = error.getStatus();
+      // The Fastify adapter reports body-parser failures as HttpExceptions.
+      if (status === 413) return this.describe({ code: 'FST_ERR_CTP_BODY_TOO_LARGE' });
+      if (status === 415) return this.describe({ code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' });
+      if (status === 400) return [400, { error: { code: 'invalid_request', message: /JSON/i.test(error.message) ? `body is not valid JSON: ${error.message}` : error.message } }];
       return [status, { error: { code: status === 404 ? 'not_found' : `http_${status}`, message: error.message } }];
     }
     const statusCode = (error as { statusCode?: number }).statusCode;

@@ -63,5 +63,11 @@ export const SERIES_LIST_SCHEMA = {
 
 export const FLUSH_RESULT_SCHEMA = {
   type: 'object',
-  properties: { objects: { type: 'integer' }, series: { type: 'integer' }, samples: { type: 'integer' }, bytes: { type: 'integer' } },
+  properties: {
+    objects: { type: 'integer' },
+    series: { type: 'integer' },
+    samples: { type: 'integer' },
+    bytes: { type: 'integer' },
+    busyShards: { type: 'integer', description: 'shards another owner was flushing; retry later' },
+  },
 };

@@ -1,10 +1,13 @@
 import { Controller, HttpCode, Inject, Post, Req } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
+import { S4Error } from '@s4/core';
 import { parseWrite, type WriteBody } from '@s4/engine';
 import type { Runtime } from '../runtime.js';
 import { RUNTIME } from './tokens.js';
 import { ERROR_SCHEMA, WRITE_BODY_SCHEMA } from './openapi.js';
+
+const WRITE_TYPES = new Set(['application/json', 'application/x-ndjson', 'application/ndjson', 'application/msgpack']);
 
 @ApiTags('write')
 @Controller('v1')
@@ -23,6 +26,8 @@ export class WriteController {
     const started = performance.now();
     const { runtime } = this;
     try {
+      const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+      if (!WRITE_TYPES.has(type)) throw new S4Error('unsupported_media_type', `Content-Type ${type || '(none)'} is not accepted; use ${[...WRITE_TYPES].join(', ')}`, 415);
       const body: WriteBody = typeof req.body === 'string' ? { kind: 'ndjson', text: req.body } : { kind: 'json', body: req.body };
       const series = parseWrite(body, runtime.config.limits, runtime.clock.now());
       const result = await runtime.writer.write(series);

@@ -21,6 +21,8 @@ export interface FlushStats {
   series: number;
   samples: number;
   bytes: number;
+  /** Shards with closed windows that another owner's lease kept this pass from flushing. */
+  busyShards: number;
 }
 
 const MAX_METRICS_IN_CATALOG = 256;
@@ -43,7 +45,7 @@ export class Flusher {
 
   /** Flush every window of every shard that ends at or before `cutoff`. */
   async flushAll(cutoff: number): Promise<FlushStats> {
-    const total: FlushStats = { objects: 0, series: 0, samples: 0, bytes: 0 };
+    const total: FlushStats = { objects: 0, series: 0, samples: 0, bytes: 0, busyShards: 0 };
     const results = await mapLimit(allShards(this.options.shards), this.options.concurrency ?? 4, (shard) =>
       this.flushShard({ ns: this.options.ns, shard }, cutoff),
     );
@@ -52,11 +54,11 @@ export class Flusher {
   }
 
   async flushShard(ref: ShardRef, cutoff: number): Promise<FlushStats> {
-    const stats: FlushStats = { objects: 0, series: 0, samples: 0, bytes: 0 };
+    const stats: FlushStats = { objects: 0, series: 0, samples: 0, bytes: 0, busyShards: 0 };
     const windows = (await this.hot.openWindows(ref)).filter((w) => w + WINDOW_MS <= cutoff);
     if (windows.length === 0) return stats;
     const lease = await this.hot.acquireLease(ref, this.options.owner, this.options.leaseTtlMs);
-    if (!lease) return stats; // another worker owns this shard now
+    if (!lease) return { ...stats, busyShards: 1 }; // another worker owns this shard now
     try {
       for (const window of windows) {
         if (!(await this.hot.renewLease(lease, this.options.leaseTtlMs))) throw new LeaseLostError(`${ref.ns}/${ref.shard}`, lease.fence);
@@ -71,7 +73,7 @@ export class Flusher {
   private async flushWindow(lease: Lease, window: number): Promise<FlushStats> {
     const ref = lease.ref;
     const logs = (await this.hot.readWindow(ref, window)).filter((l) => l.data.length > 0);
-    if (logs.length === 0) return { objects: 0, series: 0, samples: 0, bytes: 0 };
+    if (logs.length === 0) return { objects: 0, series: 0, samples: 0, bytes: 0, busyShards: 0 };
     const series = logs.map(toSegmentSeries).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const { catalog } = await this.catalogs.load(ref, window);
     const part = nextPart(catalog, window);
@@ -107,7 +109,7 @@ export class Flusher {
     await this.catalogs.add(ref, entry);
     await this.hot.bumpGeneration(lease);
     await this.hot.release(lease, window, logs.map((l) => ({ id: l.id, length: l.data.length })));
-    return { objects: 1, series: series.length, samples, bytes: bytes.length };
+    return { objects: 1, series: series.length, samples, bytes: bytes.length, busyShards: 0 };
   }
 }
 
@@ -122,4 +124,5 @@ function add(total: FlushStats, s: FlushStats): void {
   total.series += s.series;
   total.samples += s.samples;
   total.bytes += s.bytes;
+  total.busyShards += s.busyShards;
 }

@@ -97,7 +97,12 @@ export function parseWrite(input: WriteBody, limits: WriteLimits, now: number): 
   } else {
     const body = bodySchema.safeParse(input.body);
     if (!body.success) {
-      throw new ValidationError(body.error.issues.map((i) => ({ path: i.path.join('.') || 'body', message: i.path.length ? i.message : 'body must be an object with "samples" and/or "series"' })));
+      throw new ValidationError(
+        body.error.issues.map((i) => ({
+          path: i.path.join('.') || 'body',
+          message: i.code === 'invalid_type' && i.path.length === 0 ? 'body must be an object with "samples" and/or "series"' : i.message,
+        })),
+      );
     }
     const { samples = [], series = [] } = body.data;
     if (samples.length === 0 && series.length === 0) throw new ValidationError([{ path: 'body', message: 'no samples: give "samples" or "series"' }]);

@@ -1,0 +1,138 @@
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+import type { NamespaceSettings, Settings } from '../config.js';
+
+/** Object-key prefixes, mirroring libs/core/src/keys.ts (`<S4_S3_PREFIX>v1/<ns>/seg/...`). */
+export const KEY_VERSION = 'v1';
+export const prefixes = (root: string) => ({
+  /** Every S4 object. */
+  all: `${root}${KEY_VERSION}/`,
+  manifest: `${root}${KEY_VERSION}/manifest.json`,
+  /** Per-namespace kinds, with `*` standing for any namespace (IAM resource patterns). */
+  seg: (ns: string) => `${root}${KEY_VERSION}/${ns}/seg/`,
+  cat: (ns: string) => `${root}${KEY_VERSION}/${ns}/cat/`,
+  rollup: (ns: string) => `${root}${KEY_VERSION}/${ns}/rollup/`,
+});
+
+/** One lifecycle rule per (namespace, kind): raw segments and catalogs follow raw retention. */
+export function lifecycleRulesFor(
+  root: string,
+  namespaces: readonly NamespaceSettings[],
+  tieringAfterDays: number | undefined,
+): s3.LifecycleRule[] {
+  const p = prefixes(root);
+  const rules: s3.LifecycleRule[] = [];
+  for (const ns of namespaces) {
+    const kinds: [string, string, number, boolean][] = [
+      ['seg', p.seg(ns.name), ns.rawRetentionDays, true],
+      ['cat', p.cat(ns.name), ns.rawRetentionDays, false],
+      ['rollup', p.rollup(ns.name), ns.rollupRetentionDays, true],
+    ];
+    for (const [kind, prefix, days, tier] of kinds) {
+      // Catalogs are small and read on every query: keep them in Standard.
+      const tiering = tier && tieringAfterDays !== undefined && tieringAfterDays < days;
+      rules.push({
+        id: `${ns.name}-${kind}-expire-${days}d`,
+        prefix,
+        expiration: Duration.days(days),
+        transitions: tiering
+          ? [{ storageClass: s3.StorageClass.INTELLIGENT_TIERING, transitionAfter: Duration.days(tieringAfterDays) }]
+          : undefined,
+      });
+    }
+  }
+  return rules;
+}
+
+export interface DataBucketProps {
+  readonly settings: Settings;
+  /** Where S3 server access logs go (absent = off). */
+  readonly accessLogBucket?: s3.IBucket;
+}
+
+/**
+ * The bucket that holds every segment, catalog, rollup and the manifest: private, TLS-only,
+ * encrypted, with lifecycle rules derived from the namespaces' retention.
+ */
+export class DataBucket extends Construct {
+  readonly bucket: s3.Bucket;
+  readonly key?: kms.Key;
+  readonly prefix: string;
+
+  constructor(scope: Construct, id: string, props: DataBucketProps) {
+    super(scope, id);
+    const { settings } = props;
+    const b = settings.bucket;
+    const destroy = settings.removalPolicy === 'destroy';
+    this.prefix = b.prefix;
+
+    if (b.encryption === 'kms') {
+      this.key = new kms.Key(this, 'Key', {
+        description: `S4 ${settings.name} data bucket`,
+        enableKeyRotation: true,
+        removalPolicy: destroy ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+      });
+    }
+
+    this.bucket = new s3.Bucket(this, 'Bucket', {
+      bucketName: b.bucketName,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      minimumTLSVersion: 1.2,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      encryption: this.key ? s3.BucketEncryption.KMS : s3.BucketEncryption.S3_MANAGED,
+      encryptionKey: this.key,
+      // With KMS, S3 Bucket Keys cut KMS requests (and their cost) by orders of magnitude.
+      bucketKeyEnabled: this.key ? true : undefined,
+      // Segments are immutable and written once under fenced names: versioning would only add cost.
+      versioned: false,
+      serverAccessLogsBucket: props.accessLogBucket,
+      serverAccessLogsPrefix: props.accessLogBucket ? 's3-data/' : undefined,
+      lifecycleRules: [
+        { id: 'abort-incomplete-multipart', abortIncompleteMultipartUploadAfter: Duration.days(b.abortIncompleteUploadDays) },
+        ...lifecycleRulesFor(b.prefix, settings.namespaces, b.intelligentTieringAfterDays),
+      ],
+      removalPolicy: destroy ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+      autoDeleteObjects: destroy,
+    });
+
+    if (!props.accessLogBucket) {
+      Validations.of(this.bucket).acknowledge({
+        id: 'AwsSolutions-S1',
+        reason: `Server access logs are off in ${settings.name} by setting (bucket.accessLogs=false) to keep idle cost at zero; staging and prod enable them.`,
+      });
+    }
+  }
+}
+
+export interface AccessLogBucketProps {
+  readonly settings: Settings;
+}
+
+/** Receives S3 server access logs and ALB access logs (SSE-S3: ALB log delivery cannot use KMS). */
+export class AccessLogBucket extends Construct {
+  readonly bucket: s3.Bucket;
+
+  constructor(scope: Construct, id: string, props: AccessLogBucketProps) {
+    super(scope, id);
+    const destroy = props.settings.removalPolicy === 'destroy';
+    this.bucket = new s3.Bucket(this, 'Bucket', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
+      lifecycleRules: [
+        { id: 'expire-logs', expiration: Duration.days(props.settings.bucket.accessLogRetentionDays) },
+        { id: 'abort-incomplete-multipart', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+      ],
+      removalPolicy: destroy ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+      autoDeleteObjects: destroy,
+    });
+    Validations.of(this.bucket).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason: 'This is the access-log bucket itself; logging it into itself would loop and logging it elsewhere adds a bucket with the same question.',
+    });
+  }
+}
