@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { HotTier } from '@s4/core';
+import { WINDOW_MS, allShards, type Clock, type HotTier } from '@s4/core';
 import type { FlushStats, QueryCounters } from '@s4/engine';
 
 /** The Prometheus metrics of one process (GET /metrics). */
@@ -18,8 +18,18 @@ export class Metrics {
   readonly flushSeconds = new Histogram({ name: 's4_flush_seconds', help: 'Flush pass duration', buckets: [0.01, 0.1, 1, 10, 60, 300], registers: [this.registry] });
   lastFlushError: unknown = null;
 
-  constructor(hot: HotTier) {
+  constructor(hot: HotTier, ns: string, shards: number, clock: Clock) {
     const registry = this.registry;
+    new Gauge({
+      name: 's4_flush_lag_seconds',
+      help: 'Seconds since the oldest window still in the hot tier closed (0 when none is closed)',
+      registers: [registry],
+      async collect() {
+        let oldest = Infinity;
+        for (const shard of allShards(shards)) oldest = Math.min(oldest, (await hot.openWindows({ ns, shard }))[0] ?? Infinity);
+        this.set(Number.isFinite(oldest) ? Math.max(0, (clock.now() - (oldest + WINDOW_MS)) / 1000) : 0);
+      },
+    });
     new Gauge({
       name: 's4_hot_tier_bytes',
       help: 'Bytes held by the hot tier (embedded: log bytes; Redis: used_memory)',

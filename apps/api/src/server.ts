@@ -6,6 +6,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { loadConfig, redactConfig, type RawEnv } from '@s4/config';
 import { msgpack } from '@s4/format';
 import { AppModule } from './app.module.js';
+import { ApiKeyGuard } from './http/api-key.guard.js';
 import { ErrorsFilter } from './http/errors.filter.js';
 import { createRuntime, type Runtime } from './runtime.js';
 
@@ -41,9 +42,10 @@ export async function startServer(env: RawEnv = process.env): Promise<RunningSer
     }
   });
   app.useGlobalFilters(new ErrorsFilter(config.limits.maxBodyBytes));
+  app.useGlobalGuards(new ApiKeyGuard(config.apiKeys));
   const document = SwaggerModule.createDocument(
     app,
-    new DocumentBuilder().setTitle('S4').setDescription('S3-first time-series store').setVersion('0.1.0').build(),
+    new DocumentBuilder().setTitle('S4').setDescription('S3-first time-series store').setVersion('0.1.0').addBearerAuth().addSecurityRequirements('bearer').build(),
   );
   fastify.get('/openapi.json', async () => document);
   app.enableShutdownHooks();

@@ -21,6 +21,7 @@ const schema = z.object({
 
   S4_REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
   S4_REDIS_PASSWORD: z.string().optional(),
+  S4_REDIS_CLUSTER: bool.default(false),
   S4_EMBEDDED_FSYNC: z.enum(['always', 'never']).default('always'),
 
   S4_S3_BUCKET: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket name').optional(),
@@ -36,6 +37,12 @@ const schema = z.object({
 
   S4_QUERY_CONCURRENCY: int(1, 1024).default(32),
   S4_CACHE_BYTES: int(0, 2 ** 40).default(256 * 1024 * 1024),
+
+  S4_API_KEYS: z
+    .string()
+    .transform((v) => v.split(',').map((k) => k.trim()).filter(Boolean))
+    .pipe(z.array(z.string().min(16, 'each API key must be at least 16 characters')))
+    .optional(),
 
   S4_MAX_BODY_BYTES: int(1024, 1024 ** 3).default(64 * 1024 * 1024),
   S4_MAX_SAMPLES_PER_REQUEST: int(1, 100_000_000).default(1_000_000),
@@ -58,7 +65,7 @@ export interface Config {
   readonly namespace: string;
   readonly shards: number;
   readonly hot:
-    | { readonly kind: 'redis'; readonly url: string; readonly password: string | undefined }
+    | { readonly kind: 'redis'; readonly url: string; readonly password: string | undefined; readonly cluster: boolean }
     | { readonly kind: 'embedded'; readonly dir: string; readonly fsync: 'always' | 'never' };
   readonly objects:
     | {
@@ -71,6 +78,8 @@ export interface Config {
         readonly maxSockets: number;
       }
     | { readonly kind: 'filesystem'; readonly dir: string };
+  /** Bearer keys accepted on /v1/*; empty means no authentication. */
+  readonly apiKeys: readonly string[];
   readonly flush: { readonly intervalMs: number; readonly graceMs: number; readonly leaseTtlMs: number };
   readonly query: { readonly concurrency: number; readonly cacheBytes: number; readonly maxPoints: number };
   readonly limits: {
@@ -113,7 +122,7 @@ export function loadConfig(env: RawEnv = process.env): Config {
     namespace: e.S4_NAMESPACE,
     shards: e.S4_SHARDS,
     hot: e.S4_REDIS_URL
-      ? { kind: 'redis', url: e.S4_REDIS_URL, password: e.S4_REDIS_PASSWORD }
+      ? { kind: 'redis', url: e.S4_REDIS_URL, password: e.S4_REDIS_PASSWORD, cluster: e.S4_REDIS_CLUSTER }
       : { kind: 'embedded', dir: `${e.S4_DATA_DIR}/hot`, fsync: e.S4_EMBEDDED_FSYNC },
     objects: e.S4_S3_BUCKET
       ? {
@@ -126,6 +135,7 @@ export function loadConfig(env: RawEnv = process.env): Config {
           maxSockets: e.S4_S3_MAX_SOCKETS,
         }
       : { kind: 'filesystem', dir: `${e.S4_DATA_DIR}/objects` },
+    apiKeys: e.S4_API_KEYS ?? [],
     flush: { intervalMs: e.S4_FLUSH_INTERVAL_MS, graceMs: e.S4_FLUSH_GRACE_MS, leaseTtlMs: e.S4_LEASE_TTL_MS },
     query: { concurrency: e.S4_QUERY_CONCURRENCY, cacheBytes: e.S4_CACHE_BYTES, maxPoints: e.S4_MAX_QUERY_POINTS },
     limits: {
@@ -147,6 +157,7 @@ const IGNORED = new Set(['S4_SERVICES_DIR', 'S4_SERVICES_CACHE', 'S4_STOP_TIMEOU
 export function redactConfig(config: Config): unknown {
   return JSON.parse(
     JSON.stringify(config, (key, value: unknown) => {
+      if (key === 'apiKeys') return Array.isArray(value) ? value.map(() => '***') : value;
       if (key === 'password') return value === undefined ? undefined : '***';
       if (key === 'url' && typeof value === 'string') return value.replace(/\/\/[^@/]*@/, '//***@');
       return value;

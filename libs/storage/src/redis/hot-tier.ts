@@ -1,4 +1,4 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import {
   LeaseLostError,
   WINDOW_MS,
@@ -39,8 +39,23 @@ const holder = (lease: Lease) => `${lease.owner}|${lease.fence}`;
 export class RedisHotTier implements HotTier {
   private readonly redis: ScriptedRedis;
 
-  constructor(url: string, options: RedisOptions = {}) {
-    const redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 3, enableAutoPipelining: true, ...options });
+  /**
+   * `cluster` for Redis Cluster, MemoryDB and ElastiCache Serverless endpoints: every key of a
+   * shard hashes to one slot, so each script runs on the node that owns the shard.
+   */
+  constructor(url: string, options: RedisOptions & { cluster?: boolean } = {}) {
+    const { cluster, ...redisOptions } = options;
+    const common = { maxRetriesPerRequest: 3, enableAutoPipelining: true, ...redisOptions };
+    let redis: Redis | Cluster;
+    if (cluster) {
+      const u = new URL(url);
+      redis = new Cluster([{ host: u.hostname, port: Number(u.port || 6379) }], {
+        dnsLookup: (address, callback) => callback(null, address),
+        redisOptions: { ...common, username: u.username || undefined, password: common.password ?? (u.password || undefined), tls: u.protocol === 'rediss:' ? {} : undefined },
+      });
+    } else {
+      redis = new Redis(url, common);
+    }
     redis.defineCommand('s4append', { numberOfKeys: 1, lua: APPEND });
     redis.defineCommand('s4release', { numberOfKeys: 1, lua: RELEASE });
     redis.defineCommand('s4scan', { numberOfKeys: 1, lua: SCAN });
@@ -48,7 +63,7 @@ export class RedisHotTier implements HotTier {
     redis.defineCommand('s4renew', { numberOfKeys: 1, lua: RENEW });
     redis.defineCommand('s4unlock', { numberOfKeys: 1, lua: UNLOCK });
     redis.defineCommand('s4bump', { numberOfKeys: 1, lua: BUMP });
-    this.redis = redis as ScriptedRedis;
+    this.redis = redis as unknown as ScriptedRedis;
   }
 
   async append(entries: readonly HotAppend[]): Promise<void> {
