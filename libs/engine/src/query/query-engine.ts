@@ -130,7 +130,7 @@ export class QueryEngine {
     });
     // Insert in catalog order (window, fence, part), so precedence is right whatever finished first.
     for (const { entry, wanted, blocks } of perEntry)
-      wanted.forEach((s, i) => sourcesOf(s.id, { metric: s.metric, tags: s.tags }, entry.window).push({ kind: 'columns', data: decodeBlock(blocks[i]!), sortedUnique: true }));
+      wanted.forEach((s, i) => sourcesOf(s.id, { metric: s.metric, tags: s.tags }, entry.window).push({ kind: 'columns', data: decodeBlock(blocks[i]!, s), sortedUnique: true }));
     for (const log of scan.logs) {
       if (!tagsMatch(log.key.tags, spec.tags)) continue;
       const { ts, rows } = decodeRecords(log.data);

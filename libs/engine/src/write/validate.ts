@@ -24,13 +24,15 @@ const printable = (what: string) =>
     .string()
     .min(1, `${what} must not be empty`)
     .max(NAME_MAX, `${what} is longer than ${NAME_MAX} characters`)
-    .regex(/^[^\u0000-\u001f\u007f]*$/, `${what} must not contain control characters`);
+    .regex(/^[^\u0000-\u001f\u007f]*$/, `${what} must not contain control characters`)
+    .refine((s) => s.isWellFormed(), `${what} must be well-formed Unicode (no lone surrogates)`);
+const text = z.string().refine((s) => s.isWellFormed(), 'strings must be well-formed Unicode (no lone surrogates)');
 
 const fieldValue: z.ZodType<FieldValue> = z.lazy(() =>
-  z.union([z.number(), z.boolean(), z.string(), z.null(), z.array(fieldValue), z.record(z.string(), fieldValue)]),
+  z.union([z.number(), z.boolean(), text, z.null(), z.array(fieldValue), z.record(text, fieldValue)]),
 );
 const timestamp = z.number({ error: 'ts must be a number of milliseconds' }).int('ts must be an integer number of milliseconds').min(0, 'ts must not be negative').max(Number.MAX_SAFE_INTEGER);
-const tags = z.record(printable('tag key'), z.string({ error: 'tag values must be strings' }).min(1, 'tag values must not be empty'));
+const tags = z.record(printable('tag key'), text.pipe(z.string().min(1, 'tag values must not be empty')));
 const fields = z.record(printable('field name'), fieldValue);
 
 const sampleSchema = z.strictObject({

@@ -1,0 +1,105 @@
+import type { SeriesData } from '@s4/core';
+import { CorruptDataError } from '@s4/core';
+import { crc32 } from 'node:zlib';
+import { ByteWriter } from '../codec/bytes.js';
+import { decodeBlock, encodeBlock } from './block.js';
+import { decodeFooter, encodeFooter, SEGMENT_HEADER_BYTES, SEGMENT_VERSION } from './footer.js';
+import type { FooterEntry, SegmentFooter, SegmentInput, SegmentTrailer } from './types.js';
+
+/** "S4SG": first and last four bytes of every segment object. */
+export const SEGMENT_MAGIC = new Uint8Array([0x53, 0x34, 0x53, 0x47]);
+/**
+ * footerOffset u64 | footerLength u32 | version u8 | reserved 3×u8 (0) | crc32 u32 of the
+ * preceding 16 bytes | magic "S4SG". Fixed size, so a reader finds it with one suffix range GET.
+ */
+export const SEGMENT_TRAILER_BYTES = 24;
+
+export interface EncodeOptions {
+  /** zstd level for blocks and footer; the default (3) is what the benchmarks chose. */
+  level?: number;
+}
+
+export function encodeSegment(input: SegmentInput, options: EncodeOptions = {}): Uint8Array {
+  const sorted = [...input.series].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  for (let i = 1; i < sorted.length; i++) {
+    if (sorted[i]!.id === sorted[i - 1]!.id) throw new RangeError(`series ${sorted[i]!.id} appears twice in one segment`);
+  }
+  const w = new ByteWriter(64 * 1024);
+  w.bytes(SEGMENT_MAGIC);
+  w.u8(SEGMENT_VERSION);
+  w.bytes(new Uint8Array(3));
+  const entries: FooterEntry[] = [];
+  for (const s of sorted) {
+    const block = encodeBlock(s.ts, s.fields, options.level);
+    const n = s.ts.length;
+    entries.push({
+      id: s.id,
+      metric: s.metric,
+      tags: s.tags,
+      offset: w.pos,
+      length: block.length,
+      count: n,
+      minTs: n > 0 ? s.ts[0]! : 0,
+      maxTs: n > 0 ? s.ts[n - 1]! : 0,
+      fields: Object.keys(s.fields).sort(),
+    });
+    w.bytes(block);
+  }
+  const footerOffset = w.pos;
+  const footer = encodeFooter(
+    { version: SEGMENT_VERSION, ns: input.ns, shard: input.shard, window: input.window, series: entries },
+    options.level,
+  );
+  w.bytes(footer);
+  const trailerAt = w.pos;
+  w.u64(footerOffset);
+  w.u32(footer.length);
+  w.u8(SEGMENT_VERSION);
+  w.bytes(new Uint8Array(3));
+  w.u32(crc32(w.written().subarray(trailerAt, trailerAt + 16)));
+  w.bytes(SEGMENT_MAGIC);
+  return w.finish();
+}
+
+/** Parses the trailer from the last SEGMENT_TRAILER_BYTES bytes of an object (a longer tail is fine). */
+export function readTrailer(tail: Uint8Array): SegmentTrailer {
+  const what = 'segment trailer';
+  if (tail.length < SEGMENT_TRAILER_BYTES) throw new CorruptDataError(what, `${tail.length} bytes is shorter than a trailer`);
+  const t = tail.subarray(tail.length - SEGMENT_TRAILER_BYTES);
+  if (!hasMagic(t, 20)) throw new CorruptDataError(what, 'magic "S4SG" missing; not a segment or truncated');
+  const view = new DataView(t.buffer, t.byteOffset, t.byteLength);
+  if (view.getUint32(16, true) !== crc32(t.subarray(0, 16))) throw new CorruptDataError(what, 'crc32 mismatch');
+  const version = t[12]!;
+  if (version !== SEGMENT_VERSION) throw new CorruptDataError(what, `unsupported segment version ${version}`);
+  const hi = view.getUint32(4, true);
+  if (hi >= 0x20_0000) throw new CorruptDataError(what, 'footer offset above 2^53');
+  return { version, footerOffset: hi * 0x1_0000_0000 + view.getUint32(0, true), footerLength: view.getUint32(8, true) };
+}
+
+/** Decodes a whole segment object: header, trailer, footer and every block, cross-checked. */
+export function decodeSegment(bytes: Uint8Array): { footer: SegmentFooter; series: SeriesData[] } {
+  const what = 'segment';
+  if (bytes.length < SEGMENT_HEADER_BYTES + SEGMENT_TRAILER_BYTES) throw new CorruptDataError(what, `${bytes.length} bytes is too short`);
+  if (!hasMagic(bytes, 0)) throw new CorruptDataError(what, 'header magic "S4SG" missing');
+  if (bytes[4] !== SEGMENT_VERSION) throw new CorruptDataError(what, `unsupported header version ${bytes[4]}`);
+  // Reserved for flags of a later version; a v1 reader must not ignore bits it does not know.
+  if (bytes[5] !== 0 || bytes[6] !== 0 || bytes[7] !== 0) throw new CorruptDataError(what, 'reserved header bytes are not zero');
+  const { footerOffset, footerLength } = readTrailer(bytes);
+  const footerEnd = bytes.length - SEGMENT_TRAILER_BYTES;
+  if (footerOffset < SEGMENT_HEADER_BYTES || footerOffset + footerLength !== footerEnd) {
+    throw new CorruptDataError(what, `footer at ${footerOffset}+${footerLength} does not end at the trailer (${footerEnd})`);
+  }
+  const footer = decodeFooter(bytes.subarray(footerOffset, footerEnd));
+  const series: SeriesData[] = [];
+  for (const e of footer.series) {
+    if (e.offset + e.length > footerOffset) throw new CorruptDataError(what, `block of ${e.id} runs into the footer`);
+    const cols = decodeBlock(bytes.subarray(e.offset, e.offset + e.length), e);
+    series.push({ id: e.id, metric: e.metric, tags: e.tags, ts: cols.ts, fields: cols.fields });
+  }
+  return { footer, series };
+}
+
+function hasMagic(b: Uint8Array, at: number): boolean {
+  for (let i = 0; i < 4; i++) if (b[at + i] !== SEGMENT_MAGIC[i]) return false;
+  return true;
+}
