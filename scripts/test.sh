@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: build, start the real servers the suites need (installing them the
-# first time), run unit, contract and end-to-end suites plus the infrastructure tests, stop
-# the servers again. Usage: npm test [-- vitest filters]
+# first time), run unit, contract and end-to-end suites plus the infrastructure tests, then stop
+# the servers this run started (servers that were already running are left running).
+# Usage: npm test [-- vitest filters]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,14 +11,16 @@ node -e 'const [a,b]=process.versions.node.split(".").map(Number); if (a<22||(a=
 npm run build --silent
 npm run typecheck --silent -w @s4/sdk -w @s4/cli   # type tests of the public SDK/CLI surface
 
-stop() { scripts/services/s3.sh stop || true; scripts/services/redis.sh stop || true; }
+started=()
+stop() { for s in "${started[@]}"; do scripts/services/$s.sh stop || true; done; }
 trap stop EXIT
-out=$(scripts/services/redis.sh start)
-eval "$out"
-out=$(scripts/services/s3.sh start)
-eval "$out"
+for s in redis s3; do
+  scripts/services/$s.sh status >/dev/null 2>&1 || started+=("$s")
+  out=$(scripts/services/$s.sh start)
+  eval "$out"
+done
 
 npx vitest run "$@"
-if [ $# -eq 0 ] && [ -f infra/package.json ] && grep -q '"test"' infra/package.json; then
+if [ $# -eq 0 ]; then
   npm --workspace infra test --silent
 fi
