@@ -3,6 +3,7 @@ import type { FieldValue } from '@s4/core';
 import { expectOk, normalise, post, queryAll } from '../support/client.js';
 import { MODES, modeEnv } from '../support/modes.js';
 import { ExpectedStore, rng } from '../support/model.js';
+import { ALL_AGGS, bruteAggregate, closeEnough } from '../support/brute.js';
 import { S4Process } from '../support/s4-process.js';
 
 const H = 3_600_000;
@@ -95,6 +96,37 @@ describe.each(MODES)('S4 end to end over HTTP: %s', (mode) => {
     const stats = (await (await expectOk(await post(`${s4.url}/v1/admin/flush`, {}))).json()) as { objects: number; samples: number };
     expect(stats.samples).toBe(unique.size);
     await checkEverySeries(); // two parts for hour 1
+  });
+
+  it('answers step aggregates, grouped and per series, from rollups and raw data alike', async () => {
+    const rolled = (await (await expectOk(await post(`${s4.url}/v1/admin/rollup`, {}))).json()) as { objects: number };
+    expect(rolled.objects).toBeGreaterThan(0);
+    const expected = model.expected();
+    // Half-hour-offset ranges make the edge windows come from raw data, the middle from rollups.
+    for (const [step, from, to, groupBy] of [
+      ['1h', H0, H0 + 3 * H, undefined],
+      ['1m', H0 + H / 2, H0 + 2 * H + H / 2, undefined],
+      ['15m', H0, H0 + 3 * H, 'site'],
+      ['1d', H0 - H, H0 + 4 * H, ''],
+    ] as const) {
+      const q = new URLSearchParams({ metric: 'sensor.temp', from: String(from), to: String(to), step, agg: ALL_AGGS.join(',') });
+      if (groupBy !== undefined) q.set('groupBy', groupBy);
+      const body = (await (await expectOk(await fetch(`${s4.url}/v1/query?${q}`))).json()) as { series: { tags: Record<string, string>; ts: number[]; fields: Record<string, number[]> }[] };
+      const stepMs = { '1h': H, '1m': 60_000, '15m': 15 * 60_000, '1d': 86_400_000 }[step];
+      const groups = new Map<string, { ts: number[]; values: FieldValue[] }[]>();
+      for (const s of SERIES) {
+        const g = groupBy === undefined ? JSON.stringify(s.tags) : groupBy === '' ? '{}' : JSON.stringify({ [groupBy]: s.tags[groupBy as 'site'] });
+        const c = expected.get(ExpectedStore.key(s.metric, s.tags))!;
+        groups.set(g, [...(groups.get(g) ?? []), { ts: c.ts, values: c.fields.value! }]);
+      }
+      expect(body.series).toHaveLength(groups.size);
+      for (const s of body.series) {
+        const key = JSON.stringify(Object.fromEntries(Object.entries(s.tags).sort(([a], [b]) => (a < b ? -1 : 1))));
+        const want = bruteAggregate(groups.get(key)!, from, to, stepMs, ALL_AGGS);
+        expect(s.ts).toEqual(want.ts);
+        for (const agg of ALL_AGGS) s.fields[`${agg}(value)`]!.forEach((v, i) => expect(closeEnough(v, want.cols[agg]![i]!), `${step} ${agg}`).toBe(true));
+      }
+    }
   });
 
   it('keeps everything across a restart', async () => {

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { WINDOW_MS, allShards, type Clock, type HotTier } from '@s4/core';
-import type { FlushStats, QueryCounters } from '@s4/engine';
+import type { FlushStats, QueryCounters, RollupStats } from '@s4/engine';
 
 /** The Prometheus metrics of one process (GET /metrics). */
 export class Metrics {
@@ -16,7 +16,10 @@ export class Metrics {
   readonly flushBytes = new Counter({ name: 's4_flush_bytes_total', help: 'Segment bytes written', registers: [this.registry] });
   readonly flushErrors = new Counter({ name: 's4_flush_errors_total', help: 'Failed flush passes', registers: [this.registry] });
   readonly flushSeconds = new Histogram({ name: 's4_flush_seconds', help: 'Flush pass duration', buckets: [0.01, 0.1, 1, 10, 60, 300], registers: [this.registry] });
+  readonly rollupObjects = new Counter({ name: 's4_rollup_objects_total', help: 'Rollup objects written', registers: [this.registry] });
+  readonly rollupErrors = new Counter({ name: 's4_rollup_errors_total', help: 'Failed aggregation passes', registers: [this.registry] });
   lastFlushError: unknown = null;
+  lastRollupError: unknown = null;
 
   constructor(hot: HotTier, ns: string, shards: number, clock: Clock) {
     const registry = this.registry;
@@ -50,6 +53,15 @@ export class Metrics {
     this.flushSamples.inc(stats.samples);
     this.flushBytes.inc(stats.bytes);
     this.flushSeconds.observe(ms / 1000);
+  }
+
+  recordRollup(stats: RollupStats): void {
+    this.rollupObjects.inc(stats.objects);
+  }
+
+  recordRollupError(e: unknown): void {
+    this.rollupErrors.inc();
+    this.lastRollupError = e;
   }
 
   recordFlushError(e: unknown): void {

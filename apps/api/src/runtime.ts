@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { MANIFEST_KEY, PreconditionFailedError, systemClock, type Clock, type HotTier, type ObjectStore } from '@s4/core';
 import type { Config } from '@s4/config';
-import { CatalogStore, Flusher, QueryEngine, SegmentWorker, Writer } from '@s4/engine';
+import { CatalogStore, Flusher, PeriodicWorker, QueryEngine, RollupBuilder, Writer } from '@s4/engine';
 import { EmbeddedHotTier, FilesystemObjectStore, RedisHotTier, S3ObjectStore } from '@s4/storage';
 import { Metrics } from './metrics.js';
 
@@ -16,7 +16,7 @@ export interface Runtime {
   readonly writer: Writer;
   readonly flusher: Flusher;
   readonly query: QueryEngine;
-  readonly worker: SegmentWorker | null;
+  readonly rollups: RollupBuilder;
   readonly metrics: Metrics;
   close(): Promise<void>;
 }
@@ -41,19 +41,35 @@ export async function createRuntime(config: Config, clock: Clock = systemClock):
     leaseTtlMs: config.flush.leaseTtlMs,
     clock,
   });
-  const query = new QueryEngine(hot, objects, catalogs, { ns, shards: config.shards, concurrency: config.query.concurrency, cacheBytes: config.query.cacheBytes });
+  const rollupCatalogs = new CatalogStore(objects, 'rollup');
+  const query = new QueryEngine(hot, objects, catalogs, { ns, shards: config.shards, concurrency: config.query.concurrency, cacheBytes: config.query.cacheBytes }, rollupCatalogs, clock);
   metrics.watchQuery(query.counters);
-  const worker =
-    config.role === 'api'
-      ? null
-      : new SegmentWorker(flusher, {
-          intervalMs: config.flush.intervalMs,
-          graceMs: config.flush.graceMs,
-          clock,
-          onFlush: (stats, ms) => metrics.recordFlush(stats, ms),
-          onError: (e) => metrics.recordFlushError(e),
-        });
-  worker?.start();
+  const rollups = new RollupBuilder(hot, objects, catalogs, rollupCatalogs, { ns, shards: config.shards, clock });
+
+  const workers: PeriodicWorker[] = [];
+  if (config.role === 'all' || config.role === 'segment')
+    workers.push(
+      new PeriodicWorker(
+        config.flush.intervalMs,
+        async () => {
+          const started = clock.now();
+          metrics.recordFlush(await flusher.flushAll(started - config.flush.graceMs), clock.now() - started);
+        },
+        (e) => metrics.recordFlushError(e),
+      ),
+    );
+  if (config.role === 'all' || config.role === 'aggregate')
+    workers.push(
+      new PeriodicWorker(
+        config.rollup.intervalMs,
+        async () => {
+          const now = clock.now();
+          metrics.recordRollup(await rollups.rollupAll(now - config.rollup.lookbackMs, now + 86_400_000));
+        },
+        (e) => metrics.recordRollupError(e),
+      ),
+    );
+  for (const w of workers) w.start();
   return {
     config,
     clock,
@@ -63,10 +79,10 @@ export async function createRuntime(config: Config, clock: Clock = systemClock):
     writer,
     flusher,
     query,
-    worker,
+    rollups,
     metrics,
     async close() {
-      await worker?.stop();
+      for (const w of workers) await w.stop();
       await hot.close();
       await objects.close();
     },

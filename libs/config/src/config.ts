@@ -7,7 +7,7 @@ import { z } from 'zod';
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
-export const ROLES = ['all', 'api', 'segment'] as const;
+export const ROLES = ['all', 'api', 'segment', 'aggregate'] as const;
 export type Role = (typeof ROLES)[number];
 
 const schema = z.object({
@@ -34,6 +34,8 @@ const schema = z.object({
   S4_FLUSH_INTERVAL_MS: int(100, 3_600_000).default(10_000),
   S4_FLUSH_GRACE_MS: int(0, 86_400_000).default(300_000),
   S4_LEASE_TTL_MS: int(1_000, 3_600_000).default(60_000),
+  S4_ROLLUP_INTERVAL_MS: int(100, 86_400_000).default(60_000),
+  S4_ROLLUP_LOOKBACK_MS: int(3_600_000, 3650 * 86_400_000).default(7 * 86_400_000),
 
   S4_QUERY_CONCURRENCY: int(1, 1024).default(32),
   S4_CACHE_BYTES: int(0, 2 ** 40).default(256 * 1024 * 1024),
@@ -81,6 +83,8 @@ export interface Config {
   /** Bearer keys accepted on /v1/*; empty means no authentication. */
   readonly apiKeys: readonly string[];
   readonly flush: { readonly intervalMs: number; readonly graceMs: number; readonly leaseTtlMs: number };
+  /** The aggregation worker re-checks windows this far back on every pass (older late data is answered from raw data). */
+  readonly rollup: { readonly intervalMs: number; readonly lookbackMs: number };
   readonly query: { readonly concurrency: number; readonly cacheBytes: number; readonly maxPoints: number };
   readonly limits: {
     readonly maxBodyBytes: number;
@@ -137,6 +141,7 @@ export function loadConfig(env: RawEnv = process.env): Config {
       : { kind: 'filesystem', dir: `${e.S4_DATA_DIR}/objects` },
     apiKeys: e.S4_API_KEYS ?? [],
     flush: { intervalMs: e.S4_FLUSH_INTERVAL_MS, graceMs: e.S4_FLUSH_GRACE_MS, leaseTtlMs: e.S4_LEASE_TTL_MS },
+    rollup: { intervalMs: e.S4_ROLLUP_INTERVAL_MS, lookbackMs: e.S4_ROLLUP_LOOKBACK_MS },
     query: { concurrency: e.S4_QUERY_CONCURRENCY, cacheBytes: e.S4_CACHE_BYTES, maxPoints: e.S4_MAX_QUERY_POINTS },
     limits: {
       maxBodyBytes: e.S4_MAX_BODY_BYTES,

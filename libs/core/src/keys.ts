@@ -43,17 +43,34 @@ export function segmentKey(ref: ShardRef, window: number, part: number, fence: n
   return `${segmentShardPrefix(ref)}${hourName(window)}/p${pad(part, 6)}-f${pad(fence, 10)}.s4seg`;
 }
 
-/** The catalog of one shard for one UTC day: which parts hold which windows. */
-export function catalogKey(ref: ShardRef, day: number): string {
-  return `${KEY_VERSION}/${ref.ns}/cat/${shardName(ref.shard)}/${dayName(day)}.s4cat`;
+/**
+ * Catalogs exist for two kinds of object: raw segment parts (`cat/`) and rollups (inside the
+ * rollup prefix, so that one prefix holds everything the aggregation worker writes).
+ */
+export type CatalogKind = 'segment' | 'rollup';
+
+const catalogFolder = (ref: ShardRef, kind: CatalogKind) =>
+  `${KEY_VERSION}/${ref.ns}/${kind === 'segment' ? 'cat' : 'rollup/cat'}/${shardName(ref.shard)}`;
+
+/** The catalog of one shard for one UTC day: which objects hold which windows. */
+export function catalogKey(ref: ShardRef, day: number, kind: CatalogKind = 'segment'): string {
+  return `${catalogFolder(ref, kind)}/${dayName(day)}.s4cat`;
+}
+
+/**
+ * The rollup of one hour window, computed from exactly the segment parts whose keys hash to
+ * `source`: a reader that sees other parts registered knows the rollup is stale.
+ */
+export function rollupKey(ref: ShardRef, window: number, source: string): string {
+  return `${KEY_VERSION}/${ref.ns}/rollup/obj/${shardName(ref.shard)}/${hourName(window)}/r-${source}.s4rol`;
 }
 
 /**
  * The list of days for which a shard has a catalog, so a query over a long range reads only
  * catalogs that exist. A sibling of the shard's catalog folder, never inside it.
  */
-export function catalogDaysKey(ref: ShardRef): string {
-  return `${KEY_VERSION}/${ref.ns}/cat/${shardName(ref.shard)}.days`;
+export function catalogDaysKey(ref: ShardRef, kind: CatalogKind = 'segment'): string {
+  return `${catalogFolder(ref, kind)}.days`;
 }
 
 /** Written once at first start: the shard count and format a store was created with. */

@@ -1,9 +1,9 @@
 import { Controller, HttpCode, Inject, Post } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { allShards } from '@s4/core';
-import { rebuildCatalogs, type FlushStats } from '@s4/engine';
+import { rebuildCatalogs, type FlushStats, type RollupStats } from '@s4/engine';
 import type { Runtime } from '../runtime.js';
-import { FLUSH_RESULT_SCHEMA } from './openapi.js';
+import { FLUSH_RESULT_SCHEMA, ROLLUP_RESULT_SCHEMA } from './openapi.js';
 import { RUNTIME } from './tokens.js';
 
 @ApiTags('admin')
@@ -19,6 +19,16 @@ export class AdminController {
     const started = performance.now();
     const stats = await this.runtime.flusher.flushAll(this.runtime.clock.now());
     this.runtime.metrics.recordFlush(stats, performance.now() - started);
+    return stats;
+  }
+
+  @Post('rollup')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Compute every missing or stale rollup now (all days; the worker only looks back S4_ROLLUP_LOOKBACK_MS)' })
+  @ApiResponse({ status: 200, description: 'Rollup objects written, series covered, windows checked', schema: ROLLUP_RESULT_SCHEMA })
+  async rollup(): Promise<RollupStats> {
+    const stats = await this.runtime.rollups.rollupAll(0, this.runtime.clock.now() + 86_400_000);
+    this.runtime.metrics.recordRollup(stats);
     return stats;
   }
 

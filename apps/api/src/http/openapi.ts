@@ -51,6 +51,10 @@ export const QUERY_BODY_SCHEMA = {
     to: { type: 'integer' },
     fields: { type: 'array', items: { type: 'string' } },
     format: { type: 'string', enum: ['json', 'msgpack', 'csv', 'ndjson'] },
+    step: { oneOf: [{ type: 'integer' }, { type: 'string', example: '1m' }] },
+    agg: { type: 'array', items: { type: 'string', enum: ['avg', 'min', 'max', 'sum', 'count', 'first', 'last'] } },
+    groupBy: { type: 'array', items: { type: 'string' } },
+    maxPoints: { type: 'integer', minimum: 4 },
   },
 };
 
@@ -70,4 +74,9 @@ export const FLUSH_RESULT_SCHEMA = {
     bytes: { type: 'integer' },
     busyShards: { type: 'integer', description: 'shards another owner was flushing; retry later' },
   },
+};
+
+export const ROLLUP_RESULT_SCHEMA = {
+  type: 'object',
+  properties: { objects: { type: 'integer' }, series: { type: 'integer' }, windows: { type: 'integer' } },
 };

@@ -7,7 +7,7 @@ import type { SeriesResult } from '@s4/engine';
 import type { Runtime } from '../runtime.js';
 import { ERROR_SCHEMA, QUERY_BODY_SCHEMA, QUERY_RESULT_SCHEMA, SERIES_LIST_SCHEMA } from './openapi.js';
 import { CONTENT_TYPES, encode } from './output/formats.js';
-import { parseOrThrow, parseQueryBody, parseQueryParams, seriesParamsSchema, tagsFromParams, type ParsedQuery } from './query.schema.js';
+import { isAggregate, parseOrThrow, parseQueryBody, parseQueryParams, seriesParamsSchema, tagsFromParams, type ParsedQuery } from './query.schema.js';
 import { RUNTIME } from './tokens.js';
 
 @ApiTags('query')
@@ -23,6 +23,10 @@ export class QueryController {
   @ApiQuery({ name: 'to', required: true, description: 'exclusive; integer ms or ISO-8601' })
   @ApiQuery({ name: 'fields', required: false, description: 'comma-separated field names' })
   @ApiQuery({ name: 'format', required: false, enum: ['json', 'msgpack', 'csv', 'ndjson'] })
+  @ApiQuery({ name: 'step', required: false, description: 'bucket width (30s, 1m, 1h, 1d or ms): one value per epoch-aligned bucket per agg, columns named agg(field)' })
+  @ApiQuery({ name: 'agg', required: false, description: 'comma-separated: avg, min, max, sum, count, first, last (default avg)' })
+  @ApiQuery({ name: 'groupBy', required: false, description: 'with step: combine series by these tag keys; empty: all matched series as one' })
+  @ApiQuery({ name: 'maxPoints', required: false, description: 'raw queries: at most N points per series (first, last, min, max per pixel column)' })
   @ApiProduces(...Object.values(CONTENT_TYPES))
   @ApiResponse({ status: 200, schema: QUERY_RESULT_SCHEMA })
   @ApiResponse({ status: 400, schema: ERROR_SCHEMA })
@@ -56,7 +60,7 @@ export class QueryController {
   private async answer({ spec, format }: ParsedQuery, reply: FastifyReply): Promise<void> {
     const { runtime } = this;
     const started = performance.now();
-    const results = runtime.query.query(spec);
+    const results = isAggregate(spec) ? fromArray(await runtime.query.aggregate(spec)) : runtime.query.query(spec);
     const maxPoints = runtime.config.query.maxPoints;
     // The first series is computed before the status line goes out, so that a failing query
     // still answers with a proper error instead of a truncated 200.
@@ -82,4 +86,8 @@ export class QueryController {
     stream.on('error', () => runtime.metrics.queryRequests.inc({ outcome: 'error' }));
     await reply.status(200).header('content-type', CONTENT_TYPES[format]).send(stream);
   }
+}
+
+async function* fromArray<T>(items: readonly T[]): AsyncGenerator<T> {
+  yield* items;
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ValidationError } from '@s4/core';
-import type { QuerySpec } from '@s4/engine';
+import { AGGS, type AggregateSpec, type QuerySpec } from '@s4/engine';
 import { FORMATS, type Format } from './output/formats.js';
 
 /** A time: integer milliseconds since the epoch, or an ISO-8601 date-time. */
@@ -13,6 +13,25 @@ const time = z.union([z.number(), z.string().min(1)]).transform((v, ctx) => {
   return n;
 });
 
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** A duration: integer milliseconds or a number with a unit (`500ms`, `30s`, `1m`, `1h`, `1d`). */
+const duration = z.union([z.number(), z.string().min(1)]).transform((v, ctx) => {
+  const m = typeof v === 'number' ? null : /^(\d+)(ms|s|m|h|d)?$/.exec(v);
+  const n = typeof v === 'number' ? v : m ? Number(m[1]) * UNITS[m[2] ?? 'ms']! : NaN;
+  if (!Number.isSafeInteger(n) || n <= 0) {
+    ctx.addIssue({ code: 'custom', message: `${JSON.stringify(v)} is not a positive duration (ms, or 30s, 1m, 1h, 1d)` });
+    return z.NEVER;
+  }
+  return n;
+});
+const aggList = z
+  .union([z.string(), z.array(z.string())])
+  .transform((v) => (Array.isArray(v) ? v : [v]).flatMap((x) => x.split(',')).map((x) => x.trim()).filter(Boolean))
+  .pipe(z.array(z.enum(AGGS, { error: `agg must be one of ${AGGS.join(', ')}` })).min(1, 'agg needs at least one of avg, min, max, sum, count, first, last'));
+const csvList = z.string().transform((v) => v.split(',').map((x) => x.trim()).filter(Boolean));
+const maxPoints = z.coerce.number().int('maxPoints must be an integer').min(4, 'maxPoints must be at least 4');
+
 const tagPair = z.string().regex(/^[^:]+:.*$/, 'tags are written key:value');
 
 export const queryParamsSchema = z.strictObject({
@@ -22,6 +41,10 @@ export const queryParamsSchema = z.strictObject({
   to: time,
   fields: z.string().optional(),
   format: z.enum(FORMATS).optional(),
+  step: duration.optional(),
+  agg: aggList.optional(),
+  groupBy: csvList.optional(),
+  maxPoints: maxPoints.optional(),
 });
 
 export const queryBodySchema = z.strictObject({
@@ -31,6 +54,10 @@ export const queryBodySchema = z.strictObject({
   to: time,
   fields: z.array(z.string().min(1)).optional(),
   format: z.enum(FORMATS).optional(),
+  step: duration.optional(),
+  agg: aggList.optional(),
+  groupBy: z.array(z.string()).optional(),
+  maxPoints: maxPoints.optional(),
 });
 
 export const seriesParamsSchema = z.strictObject({
@@ -41,8 +68,35 @@ export const seriesParamsSchema = z.strictObject({
 });
 
 export interface ParsedQuery {
-  spec: QuerySpec;
+  /** Raw samples, or one value per step bucket when `step` was given. */
+  spec: QuerySpec | AggregateSpec;
   format: Format;
+}
+
+interface Common {
+  metric: string;
+  from: number;
+  to: number;
+  step?: number | undefined;
+  agg?: (typeof AGGS)[number][] | undefined;
+  groupBy?: string[] | undefined;
+  maxPoints?: number | undefined;
+}
+
+function toSpec(p: Common, tags: Record<string, string>, fields: string[] | undefined, where: string): QuerySpec | AggregateSpec {
+  checkRange(p.from, p.to);
+  const base = { metric: p.metric, tags, from: p.from, to: p.to, fields };
+  if (p.step === undefined) {
+    if (p.agg || p.groupBy) throw new ValidationError([{ path: `${where}.step`, message: 'agg and groupBy need a step (e.g. step=1m)' }]);
+    return { ...base, maxPoints: p.maxPoints };
+  }
+  if (p.maxPoints !== undefined) throw new ValidationError([{ path: `${where}.maxPoints`, message: 'maxPoints applies to raw queries; with a step, choose a larger step instead' }]);
+  if ((p.to - p.from) / p.step > 10_000_000) throw new ValidationError([{ path: `${where}.step`, message: `step ${p.step} ms makes more than 10,000,000 buckets over the range` }]);
+  return { ...base, step: p.step, aggs: p.agg ?? ['avg'], groupBy: p.groupBy };
+}
+
+export function isAggregate(spec: QuerySpec | AggregateSpec): spec is AggregateSpec {
+  return 'step' in spec;
 }
 
 export function parseOrThrow<T extends z.ZodType>(schema: T, input: unknown, where: string): z.infer<T> {
@@ -75,13 +129,13 @@ function pickFormat(explicit: Format | undefined, accept: string | undefined): F
 
 export function parseQueryParams(params: unknown, accept?: string): ParsedQuery {
   const p = parseOrThrow(queryParamsSchema, params, 'query');
-  checkRange(p.from, p.to);
   const fields = p.fields?.split(',').map((f) => f.trim()).filter(Boolean);
-  return { spec: { metric: p.metric, tags: tagsFromParams(p.tag), from: p.from, to: p.to, fields }, format: pickFormat(p.format, accept) };
+  // `groupBy=` (empty) means one group of every matched series.
+  const groupBy = p.groupBy ?? ((params as Record<string, unknown>).groupBy === '' ? [] : undefined);
+  return { spec: toSpec({ ...p, groupBy }, tagsFromParams(p.tag), fields, 'query'), format: pickFormat(p.format, accept) };
 }
 
 export function parseQueryBody(body: unknown, accept?: string): ParsedQuery {
   const p = parseOrThrow(queryBodySchema, body, 'body');
-  checkRange(p.from, p.to);
-  return { spec: { metric: p.metric, tags: p.tags, from: p.from, to: p.to, fields: p.fields }, format: pickFormat(p.format, accept) };
+  return { spec: toSpec(p, p.tags, p.fields, 'body'), format: pickFormat(p.format, accept) };
 }

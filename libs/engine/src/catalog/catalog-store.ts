@@ -1,4 +1,4 @@
-import { DAY_MS, PreconditionFailedError, catalogDaysKey, catalogKey, type ObjectStore, type ShardRef } from '@s4/core';
+import { DAY_MS, PreconditionFailedError, catalogDaysKey, catalogKey, type CatalogKind, type ObjectStore, type ShardRef } from '@s4/core';
 import { decodeCatalog, encodeCatalog, type Catalog, type CatalogEntry } from '@s4/format';
 
 interface Cached<T = Catalog> {
@@ -17,11 +17,14 @@ export class CatalogStore {
   private readonly cache = new Map<string, Cached>();
   private readonly dayLists = new Map<string, Cached<number[]>>();
 
-  constructor(private readonly objects: ObjectStore) {}
+  constructor(
+    private readonly objects: ObjectStore,
+    private readonly kind: CatalogKind = 'segment',
+  ) {}
 
   /** The catalog of the day containing `window`, current as of `generation`. */
   async read(ref: ShardRef, day: number, generation: number): Promise<Catalog> {
-    const key = catalogKey(ref, day);
+    const key = catalogKey(ref, day, this.kind);
     const cached = this.cache.get(key);
     if (cached && cached.generation >= generation) return cached.catalog;
     const got = await this.objects.get(key, cached?.etag ? { ifNoneMatch: cached.etag } : undefined);
@@ -35,7 +38,7 @@ export class CatalogStore {
 
   /** The days that have a catalog, current as of `generation`. */
   async days(ref: ShardRef, generation: number): Promise<number[]> {
-    const key = catalogDaysKey(ref);
+    const key = catalogDaysKey(ref, this.kind);
     const cached = this.dayLists.get(key);
     if (cached && cached.generation >= generation) return cached.catalog;
     const got = await this.objects.get(key, cached?.etag ? { ifNoneMatch: cached.etag } : undefined);
@@ -61,7 +64,7 @@ export class CatalogStore {
 
   /** List `day` among the shard's days (before its catalog is written, so no catalog is ever unlisted). */
   private async listDay(ref: ShardRef, day: number): Promise<void> {
-    const key = catalogDaysKey(ref);
+    const key = catalogDaysKey(ref, this.kind);
     for (let attempt = 0; ; attempt++) {
       const got = await this.objects.get(key);
       const days = got && !got.notModified ? decodeDays(got.body) : [];
@@ -79,7 +82,7 @@ export class CatalogStore {
 
   /** Fresh from the store, for writers. */
   async load(ref: ShardRef, day: number): Promise<{ catalog: Catalog; etag: string | undefined }> {
-    const got = await this.objects.get(catalogKey(ref, day));
+    const got = await this.objects.get(catalogKey(ref, day, this.kind));
     if (got === null || got.notModified) return { catalog: emptyCatalog(ref, day), etag: undefined };
     return { catalog: decodeCatalog(got.body), etag: got.etag };
   }
@@ -88,13 +91,14 @@ export class CatalogStore {
    * Register a part. A conditional write (compare-and-swap on the ETag) so concurrent writers
    * never lose each other's entries; retried on conflict.
    */
-  async add(ref: ShardRef, entry: CatalogEntry): Promise<void> {
+  async add(ref: ShardRef, entry: CatalogEntry, replacesWindow = false): Promise<void> {
     const day = Math.floor(entry.window / DAY_MS) * DAY_MS;
-    const key = catalogKey(ref, day);
+    const key = catalogKey(ref, day, this.kind);
     await this.listDay(ref, day);
     for (let attempt = 0; ; attempt++) {
       const { catalog, etag } = await this.load(ref, day);
-      const next: Catalog = { ...catalog, entries: [...catalog.entries.filter((e) => e.key !== entry.key), entry] };
+      const kept = catalog.entries.filter((e) => e.key !== entry.key && !(replacesWindow && e.window === entry.window));
+      const next: Catalog = { ...catalog, entries: [...kept, entry] };
       try {
         const put = await this.objects.put(key, encodeCatalog(next), etag ? { ifMatch: etag } : { ifNoneMatch: '*' });
         this.cache.set(key, { catalog: next, etag: put.etag, generation: this.cache.get(key)?.generation ?? 0 });
@@ -107,7 +111,7 @@ export class CatalogStore {
 
   /** Replace a day's catalog outright (catalog rebuild from the segment objects). */
   async replace(ref: ShardRef, day: number, entries: CatalogEntry[]): Promise<void> {
-    const key = catalogKey(ref, day);
+    const key = catalogKey(ref, day, this.kind);
     await this.listDay(ref, day);
     await this.objects.put(key, encodeCatalog({ ns: ref.ns, shard: ref.shard, day, entries }));
     this.cache.delete(key);

@@ -1,7 +1,10 @@
 import {
   WINDOW_MS,
   allShards,
+  canonicalSeries,
+  rollupKey,
   tagsMatch,
+  type HotLog,
   type HotTier,
   type ObjectStore,
   type SeriesColumns,
@@ -15,6 +18,9 @@ import { mapLimit } from '../concurrency.js';
 import { decodeRecords } from '../write/records.js';
 import { ByteBudgetCache } from './cache.js';
 import { clip, concatWindows, mergeSources, type Source } from './merge.js';
+import { aggColumn, aggValue, bucketize, columnsToBuckets, mergeBuckets, type Agg, type Bucket } from '../rollup/buckets.js';
+import { partsHash } from '../rollup/rollup-builder.js';
+import { reduceToPixels } from './downsample.js';
 
 export interface QuerySpec {
   readonly metric: string;
@@ -25,6 +31,16 @@ export interface QuerySpec {
   readonly to: number;
   /** Only these fields (all when undefined). */
   readonly fields?: readonly string[] | undefined;
+  /** Raw queries: at most this many points per series, keeping the line's shape. */
+  readonly maxPoints?: number | undefined;
+}
+
+export interface AggregateSpec extends QuerySpec {
+  /** Bucket width in ms; buckets are aligned to the epoch and half-open. */
+  readonly step: number;
+  readonly aggs: readonly Agg[];
+  /** Combine series sharing these tag values; [] combines all; undefined keeps series apart. */
+  readonly groupBy?: readonly string[] | undefined;
 }
 
 export interface SeriesResult extends SeriesKey, SeriesColumns {
@@ -65,6 +81,8 @@ export class QueryEngine {
     private readonly objects: ObjectStore,
     private readonly catalogs: CatalogStore,
     private readonly options: QueryEngineOptions,
+    private readonly rollups?: CatalogStore,
+    private readonly clock: { now(): number } = Date,
   ) {
     this.footers = new ByteBudgetCache(Math.floor(options.cacheBytes / 4));
     this.blocks = new ByteBudgetCache(options.cacheBytes - Math.floor(options.cacheBytes / 4));
@@ -109,11 +127,30 @@ export class QueryEngine {
 
   private async queryShard(ref: ShardRef, spec: QuerySpec): Promise<SeriesResult[]> {
     const scan = await this.hot.scan(ref, spec.metric, spec.from, spec.to);
-    const entries = (await this.catalogs.entries(ref, spec.from, spec.to, scan.generation, WINDOW_MS))
+    const entries = await this.segmentEntries(ref, spec, scan.generation);
+    const bySeries = await this.rawSources(spec, entries, scan.logs);
+    const out: SeriesResult[] = [];
+    for (const [id, { key, windows }] of bySeries) {
+      let data = this.mergeWindows(windows, spec, spec.fields);
+      if (spec.maxPoints !== undefined) data = reduceToPixels(data, spec.from, spec.to, spec.maxPoints);
+      if (data.ts.length > 0) out.push({ id, metric: key.metric, tags: key.tags, ...data });
+    }
+    return out.sort((a, b) => (a.id < b.id ? -1 : 1));
+  }
+
+  private mergeWindows(windows: Map<number, Source[]>, spec: QuerySpec, fields: readonly string[] | undefined): SeriesColumns {
+    const parts = [...windows.keys()].sort((a, b) => a - b).map((w) => mergeSources(windows.get(w)!));
+    return clip(concatWindows(parts), spec.from, spec.to, fields);
+  }
+
+  private async segmentEntries(ref: ShardRef, spec: QuerySpec, generation: number): Promise<CatalogEntry[]> {
+    return (await this.catalogs.entries(ref, spec.from, spec.to, generation, WINDOW_MS))
       .filter((e) => mayHold(e, spec.metric) && e.maxTs >= spec.from && e.minTs < spec.to)
       .sort((a, b) => a.window - b.window || a.fence - b.fence || a.part - b.part);
+  }
 
-    // series id → window → sources in ascending precedence
+  /** Per matching series and window: the raw sources in ascending precedence (parts, then hot). */
+  private async rawSources(spec: QuerySpec, entries: readonly CatalogEntry[], logs: readonly HotLog[]) {
     const bySeries = new Map<string, { key: SeriesKey; windows: Map<number, Source[]> }>();
     const sourcesOf = (id: string, key: SeriesKey, window: number) => {
       let s = bySeries.get(id);
@@ -122,7 +159,6 @@ export class QueryEngine {
       if (!list) s.windows.set(window, (list = []));
       return list;
     };
-
     const perEntry = await mapLimit(entries, Math.max(1, Math.ceil(this.options.concurrency / 2)), async (entry) => {
       const footer = await this.footer(entry);
       const wanted = footer.series.filter((s) => s.metric === spec.metric && tagsMatch(s.tags, spec.tags) && s.maxTs >= spec.from && s.minTs < spec.to);
@@ -131,19 +167,111 @@ export class QueryEngine {
     // Insert in catalog order (window, fence, part), so precedence is right whatever finished first.
     for (const { entry, wanted, blocks } of perEntry)
       wanted.forEach((s, i) => sourcesOf(s.id, { metric: s.metric, tags: s.tags }, entry.window).push({ kind: 'columns', data: decodeBlock(blocks[i]!, s), sortedUnique: true }));
-    for (const log of scan.logs) {
+    for (const log of logs) {
       if (!tagsMatch(log.key.tags, spec.tags)) continue;
       const { ts, rows } = decodeRecords(log.data);
       sourcesOf(log.id, log.key, log.window).push({ kind: 'rows', ts, rows });
     }
+    return bySeries;
+  }
 
+  /**
+   * One value per step bucket and agg, per series or per group. Whole hour windows inside the
+   * range are answered from their rollup when it was computed from exactly the window's current
+   * parts and no hot data of the selector waits in that window; everything else from raw data.
+   */
+  async aggregate(spec: AggregateSpec): Promise<SeriesResult[]> {
+    const perShard = await mapLimit(allShards(this.options.shards), Math.max(1, Math.ceil(this.options.concurrency / 4)), (shard) =>
+      this.aggregateShard({ ns: this.options.ns, shard }, spec),
+    );
+    const groups = new Map<string, { key: SeriesKey; fields: Map<string, Bucket[][]> }>();
+    for (const list of perShard)
+      for (const s of list) {
+        const tags = spec.groupBy === undefined ? s.key.tags : Object.fromEntries(spec.groupBy.filter((k) => s.key.tags[k] !== undefined).map((k) => [k, s.key.tags[k]!]));
+        const gk = spec.groupBy === undefined ? s.id : JSON.stringify(Object.entries(tags).sort());
+        let g = groups.get(gk);
+        if (!g) groups.set(gk, (g = { key: { metric: s.key.metric, tags }, fields: new Map() }));
+        for (const [f, buckets] of s.fields) {
+          let l = g.fields.get(f);
+          if (!l) g.fields.set(f, (l = []));
+          l.push(buckets);
+        }
+      }
     const out: SeriesResult[] = [];
-    for (const [id, { key, windows }] of bySeries) {
-      const parts = [...windows.keys()].sort((a, b) => a - b).map((w) => mergeSources(windows.get(w)!));
-      const data = clip(concatWindows(parts), spec.from, spec.to, spec.fields);
-      if (data.ts.length > 0) out.push({ id, metric: key.metric, tags: key.tags, ...data });
+    for (const [gk, g] of groups) {
+      const merged = new Map([...g.fields].map(([f, lists]) => [f, mergeBuckets(lists, spec.step)] as const));
+      const ts = [...new Set([...merged.values()].flatMap((l) => l.map((b) => b.start)))].sort((a, b) => a - b);
+      if (ts.length === 0) continue;
+      const index = new Map(ts.map((t, i) => [t, i]));
+      const fields: Record<string, (number | null)[]> = {};
+      for (const [f, buckets] of [...merged].sort(([a], [b]) => (a < b ? -1 : 1)))
+        for (const agg of spec.aggs) {
+          const col = new Array<number | null>(ts.length).fill(null);
+          for (const b of buckets) col[index.get(b.start)!] = aggValue(b, agg);
+          fields[aggColumn(agg, f)] = col;
+        }
+      out.push({ id: gk, metric: g.key.metric, tags: g.key.tags, ts, fields });
     }
-    return out.sort((a, b) => (a.id < b.id ? -1 : 1));
+    return out.sort((a, b) => (canonicalSeries(a) < canonicalSeries(b) ? -1 : 1));
+  }
+
+  private async aggregateShard(ref: ShardRef, spec: AggregateSpec): Promise<{ id: string; key: SeriesKey; fields: Map<string, Bucket[]> }[]> {
+    const scan = await this.hot.scan(ref, spec.metric, spec.from, spec.to);
+    const entries = await this.segmentEntries(ref, spec, scan.generation);
+    const resolution = spec.step % 3_600_000 === 0 ? '1h' : spec.step % 60_000 === 0 ? '1m' : null;
+
+    // Windows answered from rollups: whole, current, and without waiting hot data.
+    const rolled = new Map<number, CatalogEntry>();
+    if (resolution && this.rollups) {
+      const hotWindows = new Set(scan.logs.filter((l) => tagsMatch(l.key.tags, spec.tags)).map((l) => l.window));
+      const partsOf = new Map<number, CatalogEntry[]>();
+      for (const e of entries) {
+        let l = partsOf.get(e.window);
+        if (!l) partsOf.set(e.window, (l = []));
+        l.push(e);
+      }
+      // Rollup registrations do not move the shard generation; revalidate them every few seconds.
+      const rollupEntries = await this.rollups.entries(ref, spec.from, spec.to, Math.floor(this.clock.now() / 5_000), WINDOW_MS);
+      const byKey = new Map(rollupEntries.map((e) => [e.key, e]));
+      for (const [window, parts] of partsOf) {
+        if (window < spec.from || window + WINDOW_MS > spec.to || hotWindows.has(window)) continue;
+        const r = byKey.get(rollupKey(ref, window, partsHash(parts)));
+        if (r && mayHold(r, spec.metric)) rolled.set(window, r);
+      }
+    }
+
+    const series = new Map<string, { key: SeriesKey; fields: Map<string, Bucket[][]> }>();
+    const add = (id: string, key: SeriesKey, field: string, buckets: Bucket[]) => {
+      if (spec.fields && !spec.fields.includes(field)) return;
+      let s = series.get(id);
+      if (!s) series.set(id, (s = { key, fields: new Map() }));
+      let l = s.fields.get(field);
+      if (!l) s.fields.set(field, (l = []));
+      l.push(buckets);
+    };
+
+    const raw = await this.rawSources(
+      spec,
+      entries.filter((e) => !rolled.has(e.window)),
+      scan.logs.filter((l) => !rolled.has(l.window)),
+    );
+    for (const [id, { key, windows }] of raw) {
+      const data = this.mergeWindows(windows, spec, spec.fields);
+      for (const [field, col] of Object.entries(data.fields)) add(id, key, field, bucketize(data.ts, col, spec.step));
+    }
+
+    const suffix = `.${resolution}`;
+    await mapLimit([...rolled.values()], Math.max(1, Math.ceil(this.options.concurrency / 2)), async (entry) => {
+      const footer = await this.footer(entry);
+      const wanted = footer.series.filter((s) => s.id.endsWith(suffix) && s.metric === spec.metric && tagsMatch(s.tags, spec.tags));
+      const blocks = await this.readBlocks(entry, wanted);
+      wanted.forEach((s, i) => {
+        const data = decodeBlock(blocks[i]!, s);
+        for (const [field, buckets] of columnsToBuckets(data.ts, data.fields)) add(s.id.slice(0, -suffix.length), { metric: s.metric, tags: s.tags }, field, buckets);
+      });
+    });
+
+    return [...series].map(([id, s]) => ({ id, key: s.key, fields: new Map([...s.fields].map(([f, lists]) => [f, mergeBuckets(lists, spec.step)] as const)) }));
   }
 
   private async footer(entry: CatalogEntry): Promise<SegmentFooter> {

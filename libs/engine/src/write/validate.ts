@@ -29,7 +29,8 @@ const printable = (what: string) =>
 const text = z.string().refine((s) => s.isWellFormed(), 'strings must be well-formed Unicode (no lone surrogates)');
 
 const fieldValue: z.ZodType<FieldValue> = z.lazy(() =>
-  z.union([z.number(), z.boolean(), text, z.null(), z.array(fieldValue), z.record(text, fieldValue)]),
+  // Any number, NaN and ±Infinity included: MessagePack bodies can carry them and segments store them exactly.
+  z.union([z.custom<number>((v) => typeof v === 'number'), z.boolean(), text, z.null(), z.array(fieldValue), z.record(text, fieldValue)]),
 );
 const timestamp = z.number({ error: 'ts must be a number of milliseconds' }).int('ts must be an integer number of milliseconds').min(0, 'ts must not be negative').max(Number.MAX_SAFE_INTEGER);
 const tags = z.record(printable('tag key'), text.pipe(z.string().min(1, 'tag values must not be empty')));

@@ -1,0 +1,133 @@
+import { createHash } from 'node:crypto';
+import { DAY_MS, WINDOW_MS, allShards, rollupKey, type Clock, type HotTier, type ObjectStore, type ShardRef } from '@s4/core';
+import { decodeSegment, encodeSegment, readTrailer, SEGMENT_TRAILER_BYTES, type CatalogEntry, type SegmentSeriesInput } from '@s4/format';
+import type { CatalogStore } from '../catalog/catalog-store.js';
+import { mapLimit } from '../concurrency.js';
+import { mergeSources, type Source } from '../query/merge.js';
+import { bucketize, bucketsToColumns, type Bucket } from './buckets.js';
+
+/** Resolutions stored in every rollup object; coarser ones (1 d, ...) are folded from 1 h at read time. */
+export const ROLLUP_RESOLUTIONS = [
+  { name: '1m', ms: 60_000 },
+  { name: '1h', ms: 3_600_000 },
+] as const;
+
+export interface RollupStats {
+  objects: number;
+  series: number;
+  windows: number;
+}
+
+/** Identifies the exact set of parts a rollup was computed from. */
+export function partsHash(parts: readonly CatalogEntry[]): string {
+  return createHash('sha256')
+    .update(parts.map((p) => p.key).sort().join('\n'))
+    .digest('hex')
+    .slice(0, 16);
+}
+
+export interface RollupBuilderOptions {
+  readonly ns: string;
+  readonly shards: number;
+  readonly clock: Clock;
+}
+
+/**
+ * The aggregation worker's core. For every hour window whose registered parts differ from the
+ * ones its rollup was computed from, it reads the parts, merges them (newest wins), computes
+ * count/sum/min/max/first/last per numeric field at each resolution, writes one rollup object
+ * per (shard, window) and registers it, replacing the stale one. Queries use a rollup only
+ * when it matches the window's current parts, so late data never yields a stale answer.
+ */
+export class RollupBuilder {
+  constructor(
+    private readonly hot: HotTier,
+    private readonly objects: ObjectStore,
+    private readonly segments: CatalogStore,
+    private readonly rollups: CatalogStore,
+    private readonly options: RollupBuilderOptions,
+  ) {}
+
+  /** Roll up every stale window of every shard in days overlapping [from, to). */
+  async rollupAll(from: number, to: number): Promise<RollupStats> {
+    const per = await mapLimit(allShards(this.options.shards), 4, (shard) => this.rollupShard({ ns: this.options.ns, shard }, from, to));
+    return per.reduce((a, b) => ({ objects: a.objects + b.objects, series: a.series + b.series, windows: a.windows + b.windows }), { objects: 0, series: 0, windows: 0 });
+  }
+
+  async rollupShard(ref: ShardRef, from: number, to: number): Promise<RollupStats> {
+    const stats: RollupStats = { objects: 0, series: 0, windows: 0 };
+    const generation = await this.hot.generation(ref);
+    for (const day of await this.segments.days(ref, generation)) {
+      if (day + DAY_MS <= from || day >= to) continue;
+      const seg = await this.segments.read(ref, day, generation);
+      const { catalog: done } = await this.rollups.load(ref, day);
+      const have = new Set(done.entries.map((e) => e.key));
+      const byWindow = new Map<number, CatalogEntry[]>();
+      for (const e of seg.entries) {
+        let list = byWindow.get(e.window);
+        if (!list) byWindow.set(e.window, (list = []));
+        list.push(e);
+      }
+      for (const [window, parts] of byWindow) {
+        stats.windows++;
+        const key = rollupKey(ref, window, partsHash(parts));
+        if (have.has(key)) continue;
+        stats.series += await this.rollupWindow(ref, window, parts, key);
+        stats.objects++;
+      }
+    }
+    return stats;
+  }
+
+  private async rollupWindow(ref: ShardRef, window: number, parts: CatalogEntry[], key: string): Promise<number> {
+    const ordered = [...parts].sort((a, b) => a.fence - b.fence || a.part - b.part);
+    const sources = new Map<string, { metric: string; tags: Record<string, string>; list: Source[] }>();
+    for (const part of ordered) {
+      const got = await this.objects.get(part.key);
+      if (!got || got.notModified) throw new Error(`segment ${part.key} is registered but missing`);
+      for (const s of decodeSegment(got.body).series) {
+        let entry = sources.get(s.id);
+        if (!entry) sources.set(s.id, (entry = { metric: s.metric, tags: { ...s.tags }, list: [] }));
+        entry.list.push({ kind: 'columns', data: { ts: s.ts, fields: s.fields }, sortedUnique: true });
+      }
+    }
+    const series: SegmentSeriesInput[] = [];
+    for (const [id, { metric, tags, list }] of sources) {
+      const merged = mergeSources(list);
+      for (const res of ROLLUP_RESOLUTIONS) {
+        const byField = new Map<string, Bucket[]>();
+        for (const [field, col] of Object.entries(merged.fields)) {
+          const buckets = bucketize(merged.ts, col, res.ms);
+          if (buckets.length > 0) byField.set(field, buckets);
+        }
+        if (byField.size === 0) continue;
+        series.push({ id: `${id}.${res.name}`, metric, tags, ...bucketsToColumns(byField) });
+      }
+    }
+    series.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const bytes = encodeSegment({ ns: ref.ns, shard: ref.shard, window, series });
+    await this.objects.put(key, bytes);
+    const { footerOffset, footerLength } = readTrailer(bytes.subarray(bytes.length - SEGMENT_TRAILER_BYTES));
+    const metrics = [...new Set(series.map((s) => s.metric))].sort();
+    await this.rollups.add(
+      ref,
+      {
+        window,
+        part: 0,
+        fence: 0,
+        key,
+        size: bytes.length,
+        footerOffset,
+        footerLength,
+        series: series.length,
+        samples: series.reduce((n, s) => n + s.ts.length, 0),
+        minTs: window,
+        maxTs: window + WINDOW_MS - 1,
+        metrics: metrics.length <= 256 ? metrics : null,
+        createdAt: this.options.clock.now(),
+      },
+      true,
+    );
+    return sources.size;
+  }
+}
