@@ -129,6 +129,20 @@ describe.each(MODES)('S4 end to end over HTTP: %s', (mode) => {
     }
   });
 
+  it('answers the latest sample of every series, hot or flushed', async () => {
+    const expected = model.expected();
+    const body = (await (await expectOk(await fetch(`${s4.url}/v1/latest?metric=sensor.temp&from=0&to=${H0 + 4 * H}`))).json()) as {
+      series: { metric: string; tags: Record<string, string>; ts: number[]; fields: Record<string, FieldValue[]> }[];
+    };
+    expect(body.series).toHaveLength(SERIES.length);
+    for (const s of body.series) {
+      const c = expected.get(ExpectedStore.key(s.metric, s.tags))!;
+      const n = c.ts.length - 1;
+      expect(s.ts).toEqual([c.ts[n]]);
+      expect(s.fields.value).toEqual([c.fields.value![n]]);
+    }
+  });
+
   it('keeps everything across a restart', async () => {
     await s4.stop();
     await s4.start();

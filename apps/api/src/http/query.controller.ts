@@ -6,8 +6,8 @@ import { LimitError } from '@s4/core';
 import type { SeriesResult } from '@s4/engine';
 import type { Runtime } from '../runtime.js';
 import { ERROR_SCHEMA, QUERY_BODY_SCHEMA, QUERY_RESULT_SCHEMA, SERIES_LIST_SCHEMA } from './openapi.js';
-import { CONTENT_TYPES, encode } from './output/formats.js';
-import { isAggregate, parseOrThrow, parseQueryBody, parseQueryParams, seriesParamsSchema, tagsFromParams, type ParsedQuery } from './query.schema.js';
+import { CONTENT_TYPES, encode, type Format } from './output/formats.js';
+import { isAggregate, parseLatestParams, parseOrThrow, parseQueryBody, parseQueryParams, seriesParamsSchema, tagsFromParams, type ParsedQuery } from './query.schema.js';
 import { RUNTIME } from './tokens.js';
 
 @ApiTags('query')
@@ -44,6 +44,21 @@ export class QueryController {
     await this.answer(parseQueryBody(body, req.headers.accept), reply);
   }
 
+  @Get('latest')
+  @ApiOperation({ summary: 'The latest sample of every series matching a selector, within [from, to)', description: 'to defaults to now (plus the allowed future), from to one day before to. Same answer shapes as /v1/query, one sample per series.' })
+  @ApiQuery({ name: 'metric', required: true })
+  @ApiQuery({ name: 'tag', required: false, isArray: true })
+  @ApiQuery({ name: 'from', required: false })
+  @ApiQuery({ name: 'to', required: false })
+  @ApiQuery({ name: 'fields', required: false })
+  @ApiQuery({ name: 'format', required: false, enum: ['json', 'msgpack', 'csv', 'ndjson'] })
+  @ApiResponse({ status: 200, schema: QUERY_RESULT_SCHEMA })
+  async latest(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    const { runtime } = this;
+    const parsed = parseLatestParams(req.query, req.headers.accept, runtime.clock.now(), runtime.config.limits.maxFutureMs);
+    await this.send(parsed.format, fromArray(await runtime.query.latest(parsed.spec)), parsed.spec.fields, reply);
+  }
+
   @Get('series')
   @ApiOperation({ summary: 'List the series matching a selector that have data in [from, to)' })
   @ApiQuery({ name: 'metric', required: false })
@@ -58,9 +73,13 @@ export class QueryController {
   }
 
   private async answer({ spec, format }: ParsedQuery, reply: FastifyReply): Promise<void> {
+    if (isAggregate(spec)) await this.send(format, fromArray(await this.runtime.query.aggregate(spec)), undefined, reply);
+    else await this.send(format, this.runtime.query.query(spec), spec.fields, reply);
+  }
+
+  private async send(format: Format, results: AsyncIterable<SeriesResult>, fields: readonly string[] | undefined, reply: FastifyReply): Promise<void> {
     const { runtime } = this;
     const started = performance.now();
-    const results = isAggregate(spec) ? fromArray(await runtime.query.aggregate(spec)) : runtime.query.query(spec);
     const maxPoints = runtime.config.query.maxPoints;
     // The first series is computed before the status line goes out, so that a failing query
     // still answers with a proper error instead of a truncated 200.
@@ -77,7 +96,7 @@ export class QueryController {
         r = await it.next();
       }
     };
-    const stream = Readable.from(encode(format, counted(), spec.fields), { objectMode: false });
+    const stream = Readable.from(encode(format, counted(), fields), { objectMode: false });
     stream.on('end', () => {
       runtime.metrics.queryPoints.inc(points);
       runtime.metrics.queryRequests.inc({ outcome: 'ok' });

@@ -139,3 +139,22 @@ export function parseQueryBody(body: unknown, accept?: string): ParsedQuery {
   const p = parseOrThrow(queryBodySchema, body, 'body');
   return { spec: toSpec(p, p.tags, p.fields, 'body'), format: pickFormat(p.format, accept) };
 }
+
+export const latestParamsSchema = z.strictObject({
+  metric: z.string().min(1, 'metric is required'),
+  tag: z.union([tagPair, z.array(tagPair)]).optional(),
+  from: time.optional(),
+  to: time.optional(),
+  fields: z.string().optional(),
+  format: z.enum(FORMATS).optional(),
+});
+
+/** Latest sample per series in [from, to): `to` defaults to now + the allowed future, `from` to one day before `to`. */
+export function parseLatestParams(params: unknown, accept: string | undefined, now: number, maxFutureMs: number): ParsedQuery {
+  const p = parseOrThrow(latestParamsSchema, params, 'query');
+  const to = p.to ?? now + maxFutureMs + 1;
+  const from = p.from ?? to - 86_400_000;
+  checkRange(from, to);
+  const fields = p.fields?.split(',').map((f) => f.trim()).filter(Boolean);
+  return { spec: { metric: p.metric, tags: tagsFromParams(p.tag), from, to, fields }, format: pickFormat(p.format, accept) };
+}

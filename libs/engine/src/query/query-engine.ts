@@ -149,8 +149,41 @@ export class QueryEngine {
       .sort((a, b) => a.window - b.window || a.fence - b.fence || a.part - b.part);
   }
 
+  /**
+   * The latest sample in [from, to) of every matching series. Windows are visited newest first;
+   * a series found in a newer window is not read again in older ones.
+   */
+  async latest(spec: QuerySpec): Promise<SeriesResult[]> {
+    const perShard = await mapLimit(allShards(this.options.shards), Math.max(1, Math.ceil(this.options.concurrency / 4)), async (shard) => {
+      const ref = { ns: this.options.ns, shard };
+      const scan = await this.hot.scan(ref, spec.metric, spec.from, spec.to);
+      const entries = await this.segmentEntries(ref, spec, scan.generation);
+      const windows = [...new Set([...entries.map((e) => e.window), ...scan.logs.map((l) => l.window)])].sort((a, b) => b - a);
+      const found = new Map<string, SeriesResult>();
+      for (const w of windows) {
+        const sources = await this.rawSources(
+          spec,
+          entries.filter((e) => e.window === w),
+          scan.logs.filter((l) => l.window === w && !found.has(l.id)),
+          found,
+        );
+        for (const [id, { key, windows: ws }] of sources) {
+          if (found.has(id)) continue;
+          const data = this.mergeWindows(ws, spec, spec.fields);
+          const n = data.ts.length;
+          if (n === 0) continue;
+          const fields: SeriesColumns['fields'] = {};
+          for (const [f, col] of Object.entries(data.fields)) if (col[n - 1] !== null) fields[f] = [col[n - 1]!];
+          found.set(id, { id, metric: key.metric, tags: key.tags, ts: [data.ts[n - 1]!], fields });
+        }
+      }
+      return [...found.values()];
+    });
+    return perShard.flat().sort((a, b) => (canonicalSeries(a) < canonicalSeries(b) ? -1 : 1));
+  }
+
   /** Per matching series and window: the raw sources in ascending precedence (parts, then hot). */
-  private async rawSources(spec: QuerySpec, entries: readonly CatalogEntry[], logs: readonly HotLog[]) {
+  private async rawSources(spec: QuerySpec, entries: readonly CatalogEntry[], logs: readonly HotLog[], skip?: ReadonlyMap<string, unknown>) {
     const bySeries = new Map<string, { key: SeriesKey; windows: Map<number, Source[]> }>();
     const sourcesOf = (id: string, key: SeriesKey, window: number) => {
       let s = bySeries.get(id);
@@ -161,7 +194,7 @@ export class QueryEngine {
     };
     const perEntry = await mapLimit(entries, Math.max(1, Math.ceil(this.options.concurrency / 2)), async (entry) => {
       const footer = await this.footer(entry);
-      const wanted = footer.series.filter((s) => s.metric === spec.metric && tagsMatch(s.tags, spec.tags) && s.maxTs >= spec.from && s.minTs < spec.to);
+      const wanted = footer.series.filter((s) => !skip?.has(s.id) && s.metric === spec.metric && tagsMatch(s.tags, spec.tags) && s.maxTs >= spec.from && s.minTs < spec.to);
       return { entry, wanted, blocks: await this.readBlocks(entry, wanted) };
     });
     // Insert in catalog order (window, fence, part), so precedence is right whatever finished first.
