@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 node -e 'const [a,b]=process.versions.node.split(".").map(Number); if (a<22||(a===22&&b<12)) { console.error(`Node ${process.version} is too old: S4 needs >= 22.12 (npm install -g node@24)`); process.exit(1) }'
 
 npm run build --silent
-npm run typecheck --silent -w @s4/sdk -w @s4/cli   # type tests of the public SDK/CLI surface
+npm run typecheck --silent   # every package and every test, SDK type tests included
+npm run lint --silent
 
 started=()
 stop() { for s in "${started[@]}"; do scripts/services/$s.sh stop || true; done; }

@@ -245,7 +245,7 @@ describe('worker roles', () => {
   });
 
   it('an explicit list from the settings file wins', () => {
-    const s = synth('staging', (x) => ({ ...x, workers: { ...x.workers!, roles: ['segment'] } }));
+    const s = synth('staging', (x) => ({ ...x, workers: { ...x.workers, roles: ['segment'] } }));
     expect(tasks(s).map((t) => t.role).sort()).toEqual(['api', 'segment']);
   });
 });

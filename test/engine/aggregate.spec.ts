@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { canonicalSeries, type Clock, type FieldValue, type SeriesKey } from '@s4/core';
-import { CatalogStore, Flusher, QueryEngine, RollupBuilder, Writer, parseWrite, type Agg } from '@s4/engine';
+import { CatalogStore, Flusher, QueryEngine, RollupBuilder, Writer, parseWrite } from '@s4/engine';
 import { EmbeddedHotTier, FilesystemObjectStore } from '@s4/storage';
 import { ALL_AGGS, bruteAggregate, closeEnough } from '../support/brute.js';
 import { ExpectedStore } from '../support/model.js';
@@ -50,15 +50,15 @@ async function apply(e: Awaited<ReturnType<typeof engine>>, model: ExpectedStore
   const samples = writes.map((w) => ({ ...SERIES[w.series]!, ts: w.ts, fields: { value: w.value } }));
   // NaN cannot travel in JSON, so the writes go through the engine directly with the same validation.
   await e.writer.write(parseWrite({ kind: 'json', body: { samples } }, { maxSamplesPerRequest: 1e6, maxFieldsPerSample: 10, maxTags: 10, maxTagLength: 100, maxFutureMs: 1e9 }, e.clock.now()));
-  for (const s of samples) model.write(s.metric, s.tags as Record<string, string>, s.ts, s.fields);
+  for (const s of samples) model.write(s.metric, s.tags, s.ts, s.fields);
 }
 
 async function check(e: Awaited<ReturnType<typeof engine>>, model: ExpectedStore, step: number, from: number, to: number, groupAll: boolean): Promise<void> {
   const expected = model.expected();
-  const got = await e.query.aggregate({ metric: 'agg.m', tags: {}, from, to, step, aggs: ALL_AGGS as Agg[], groupBy: groupAll ? [] : undefined });
+  const got = await e.query.aggregate({ metric: 'agg.m', tags: {}, from, to, step, aggs: ALL_AGGS, groupBy: groupAll ? [] : undefined });
   const groups = groupAll ? [SERIES] : SERIES.map((s) => [s]);
   const want = groups
-    .map((g) => ({ tags: groupAll ? {} : g[0]!.tags, ...bruteAggregate(g.map((s) => { const c = expected.get(ExpectedStore.key(s.metric, s.tags as Record<string, string>)); return { ts: c?.ts ?? [], values: c?.fields.value ?? [] }; }), from, to, step, ALL_AGGS) }))
+    .map((g) => ({ tags: groupAll ? {} : g[0]!.tags, ...bruteAggregate(g.map((s) => { const c = expected.get(ExpectedStore.key(s.metric, s.tags)); return { ts: c?.ts ?? [], values: c?.fields.value ?? [] }; }), from, to, step, ALL_AGGS) }))
     .filter((w) => w.ts.length > 0)
     .sort((a, b) => (canonicalSeries({ metric: 'agg.m', tags: a.tags }) < canonicalSeries({ metric: 'agg.m', tags: b.tags }) ? -1 : 1));
   expect(got.map((s) => s.tags)).toEqual(want.map((w) => w.tags));
@@ -96,7 +96,7 @@ describe('step aggregation equals brute force over the raw samples', () => {
             await e.flusher.flushAll(H0 + 10 * H);
             if (rollupAfterLate) await e.rollups.rollupAll(0, H0 + 86_400_000);
             await apply(e, model, hotOnly);
-            await check(e, model, step, from!, to!, groupAll);
+            await check(e, model, step, from, to, groupAll);
           } finally {
             await e.hot.close();
           }

@@ -39,8 +39,8 @@ export class S4Process {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
-    child.stdout!.on('data', (d: Buffer) => (this.log += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (this.log += d.toString()));
+    child.stdout.on('data', (d: Buffer) => (this.log += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (this.log += d.toString()));
     const deadline = Date.now() + 30_000;
     while (Date.now() < deadline) {
       if (child.exitCode !== null) throw new Error(`s4 exited with ${child.exitCode}:\n${this.log}`);

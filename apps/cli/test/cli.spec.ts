@@ -78,7 +78,7 @@ describe('s4 verify on files', () => {
     writeFileSync(join(dir, 'c.csv'), 'metric,tags,ts,n,s\nv,k=y,7200000,0,s0\n');
     const r = await runCli(['verify', a, join(dir, 'c.csv'), '--tag', 'k:y', '--window', '1h']);
     expect(r.code).toBe(1);
-    expect(r.stdout.toString()).toMatch(/^v\{k=y\}  1970-01-01T02:00:00.000Z  a: 30 samples 02:00:00.000..02:58:00.000 #[0-9a-f]{16}  b: 1 samples 02:00:00.000..02:00:00.000 #[0-9a-f]{16}\nv\{k=y\}  1970-01-01T03:00:00.000Z  a: 20 samples .* b: missing\n$/);
+    expect(r.stdout.toString()).toMatch(/^v\{k=y\} {2}1970-01-01T02:00:00.000Z {2}a: 30 samples 02:00:00.000..02:58:00.000 #[0-9a-f]{16} {2}b: 1 samples 02:00:00.000..02:00:00.000 #[0-9a-f]{16}\nv\{k=y\} {2}1970-01-01T03:00:00.000Z {2}a: 20 samples .* b: missing\n$/);
     expect(r.stderr).toBe('2 of 2 windows differ: 2 windows compared, 50 samples in a, 1 in b\n');
   });
 });

@@ -169,7 +169,7 @@ describe.skipIf(!available)('s4 against an embedded server', { timeout: 120_000 
     await runCli(['import', '-', '--url', two.url, '--quiet'], { stdin: `${JSON.stringify({ metric: 'rt.power', tags: { room: 'zz' }, ts: base + 5, fields: { value: 1 } })}\n` });
     const extra = await runCli(['verify', one.url, two.url, ...range]);
     expect(extra.code).toBe(1);
-    expect(extra.stdout.toString('utf8')).toMatch(/^rt\.power\{room=zz\}  \S+  a: missing  b: 1 samples/);
+    expect(extra.stdout.toString('utf8')).toMatch(/^rt\.power\{room=zz\} {2}\S+ {2}a: missing {2}b: 1 samples/);
   });
 
   it('query prints a table, series lists, flush reports', async () => {

@@ -109,7 +109,7 @@ export class FakeS4 {
           const fields: Record<string, unknown> = {};
           for (const name of names) {
             const values = part.map((s) => s.fields[name] ?? null);
-            fields[name] = values.every((v) => typeof v === 'number') ? Float64Array.from(values as number[]) : values;
+            fields[name] = values.every((v) => typeof v === 'number') ? Float64Array.from(values) : values;
           }
           const first = part[0] as StoredSample;
           const bytes = packr.pack({ metric: first.metric, tags: first.tags, ts: Float64Array.from(part.map((s) => s.ts)), fields });

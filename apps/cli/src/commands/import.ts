@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import { S4HttpError, type Sample } from '@s4/sdk';
+import { S4HttpError } from '@s4/sdk';
 import { clientFrom, parse, positiveInt } from '../args.js';
 import { InputError } from '../formats/errors.js';
 import type { Precision } from '../formats/lineprotocol.js';
@@ -62,7 +62,7 @@ export async function importCommand(args: string[], io: Io): Promise<number> {
   try {
     const samples = readSamples(path, { format, precision, stdin: io.stdin, onBytes: (n) => (progress.bytes += n) });
     for await (const sample of samples) {
-      await writer.write(sample as Sample);
+      await writer.write(sample);
       progress.rows++;
       progress.tick();
     }

@@ -24,6 +24,7 @@ const printable = (what: string) =>
     .string()
     .min(1, `${what} must not be empty`)
     .max(NAME_MAX, `${what} is longer than ${NAME_MAX} characters`)
+    // eslint-disable-next-line no-control-regex -- matching control characters is the point
     .regex(/^[^\u0000-\u001f\u007f]*$/, `${what} must not contain control characters`)
     .refine((s) => s.isWellFormed(), `${what} must be well-formed Unicode (no lone surrogates)`);
 const text = z.string().refine((s) => s.isWellFormed(), 'strings must be well-formed Unicode (no lone surrogates)');

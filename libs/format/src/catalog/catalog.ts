@@ -95,7 +95,7 @@ function decodeEntry(row: unknown, i: number): CatalogEntry {
   if (metrics !== null && !(Array.isArray(metrics) && metrics.every((m) => typeof m === 'string'))) {
     throw bad(`entry ${i}: metrics is neither null nor a list of strings`);
   }
-  return { ...(e as Omit<CatalogEntry, 'key' | 'metrics'>), key, metrics: metrics as string[] | null };
+  return { ...(e as Omit<CatalogEntry, 'key' | 'metrics'>), key, metrics: metrics };
 }
 
 const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
