@@ -43,7 +43,8 @@ const sampleSchema = z.strictObject({
   ts: timestamp,
   fields: fields.refine((f) => Object.keys(f).length > 0, 'fields must name at least one field'),
 });
-const columnarSchema = z.strictObject({ metric: printable('metric'), tags: tags.default({}), ts: z.array(timestamp), fields: z.record(printable('field name'), z.array(fieldValue)) });
+// Columns are checked element by element below (a fast path for plain numbers), not by zod.
+const columnarSchema = z.strictObject({ metric: printable('metric'), tags: tags.default({}), ts: z.array(z.unknown()), fields: z.record(printable('field name'), z.array(z.unknown())) });
 const bodySchema = z.strictObject({ samples: z.array(z.unknown()).optional(), series: z.array(z.unknown()).optional() });
 
 export type WriteBody = { kind: 'json'; body: unknown } | { kind: 'ndjson'; text: string };
@@ -63,15 +64,25 @@ export function parseWrite(input: WriteBody, limits: WriteLimits, now: number): 
     if (count > limits.maxSamplesPerRequest)
       throw new LimitError('S4_MAX_SAMPLES_PER_REQUEST', limits.maxSamplesPerRequest, `request has more than ${limits.maxSamplesPerRequest} samples; split it`, 413);
   };
-  const add = (where: string, key: SeriesKey, ts: number, row: Fields) => {
-    const problem = checkLimits(key, ts, row, limits, now);
+  /** The group of a series, or null (with an issue recorded) when its tags break a limit. */
+  const groupOf = (where: string, key: SeriesKey) => {
+    const problem = checkSeriesLimits(key, limits);
     if (problem) {
       issues.push({ path: `${where}${problem.path}`, message: problem.message });
-      return;
+      return null;
     }
     const k = canonicalSeries(key);
     let g = grouped.get(k);
     if (!g) grouped.set(k, (g = { key: { metric: key.metric, tags: key.tags }, ts: [], rows: [] }));
+    return g;
+  };
+  const add = (where: string, g: { ts: number[]; rows: Fields[] } | null, ts: number, row: Fields) => {
+    if (!g) return;
+    const problem = checkSampleLimits(ts, row, limits, now);
+    if (problem) {
+      issues.push({ path: `${where}${problem.path}`, message: problem.message });
+      return;
+    }
     g.ts.push(ts);
     g.rows.push(row);
   };
@@ -81,7 +92,7 @@ export function parseWrite(input: WriteBody, limits: WriteLimits, now: number): 
       for (const i of r.error.issues) issues.push({ path: `${where}${i.path.map((p) => `.${String(p)}`).join('')}`, message: i.message });
       return;
     }
-    add(where, r.data, r.data.ts, dropNulls(r.data.fields));
+    add(where, groupOf(where, r.data), r.data.ts, dropNulls(r.data.fields));
   };
 
   if (input.kind === 'ndjson') {
@@ -124,15 +135,26 @@ export function parseWrite(input: WriteBody, limits: WriteLimits, now: number): 
       countSamples(s.ts.length);
       for (const [f, col] of Object.entries(s.fields))
         if (col.length !== s.ts.length) issues.push({ path: `${where}.fields.${f}`, message: `has ${col.length} values but ts has ${s.ts.length}` });
-      if (issues.length) return;
-      const names = Object.keys(s.fields);
       for (let i = 0; i < s.ts.length && issues.length < MAX_ISSUES; i++) {
+        const t = s.ts[i];
+        if (!(typeof t === 'number' && Number.isSafeInteger(t) && t >= 0)) issues.push({ path: `${where}.ts[${i}]`, message: 'ts must be a non-negative integer number of milliseconds' });
+      }
+      for (const [f, col] of Object.entries(s.fields))
+        for (let i = 0; i < col.length && issues.length < MAX_ISSUES; i++) {
+          const v = col[i];
+          if (typeof v !== 'number' && !fieldValue.safeParse(v).success) issues.push({ path: `${where}.fields.${f}[${i}]`, message: 'not a number, boolean, string, null or nested JSON value' });
+        }
+      if (issues.length) return;
+      const group = groupOf(where, s);
+      const ts = s.ts as number[];
+      const names = Object.keys(s.fields);
+      for (let i = 0; i < ts.length && issues.length < MAX_ISSUES; i++) {
         const row: Fields = {};
         for (const f of names) {
-          const v = s.fields[f]![i];
+          const v = s.fields[f]![i] as FieldValue | undefined;
           if (v !== null && v !== undefined) row[f] = v;
         }
-        add(`${where}[${i}]`, s, s.ts[i]!, row);
+        add(`${where}[${i}]`, group, ts[i]!, row);
       }
     });
   }
@@ -146,11 +168,15 @@ function dropNulls(fields: Fields): Fields {
   return fields;
 }
 
-function checkLimits(key: SeriesKey, ts: number, row: Fields, limits: WriteLimits, now: number): ValidationIssue | null {
+function checkSeriesLimits(key: SeriesKey, limits: WriteLimits): ValidationIssue | null {
   const tagEntries = Object.entries(key.tags);
   if (tagEntries.length > limits.maxTags) return { path: '.tags', message: `has ${tagEntries.length} tags (limit S4_MAX_TAGS=${limits.maxTags})` };
   for (const [k, v] of tagEntries)
     if (v.length > limits.maxTagLength) return { path: `.tags.${k}`, message: `value is ${v.length} characters long (limit S4_MAX_TAG_LENGTH=${limits.maxTagLength})` };
+  return null;
+}
+
+function checkSampleLimits(ts: number, row: Fields, limits: WriteLimits, now: number): ValidationIssue | null {
   const n = Object.keys(row).length;
   if (n > limits.maxFieldsPerSample) return { path: '.fields', message: `has ${n} fields (limit S4_MAX_FIELDS_PER_SAMPLE=${limits.maxFieldsPerSample})` };
   if (ts > now + limits.maxFutureMs)

@@ -58,8 +58,9 @@ export function encodeDecimal(values: readonly number[], w: ByteWriter): boolean
       const v = values[i]!;
       const m = Math.round(v * p);
       // NaN fails the comparison, ±Infinity and -0 pass it: all three are exceptions, delta 0.
-      if (m / p !== v || m === Infinity || m === -Infinity || (v === 0 && 1 / v < 0)) {
-        if (!isException(v)) return false; // a later, larger scale broke a value that fit a smaller one
+      if (m / p !== v || m > MAX_MANTISSA || m < -MAX_MANTISSA || (v === 0 && 1 / v < 0)) {
+        // A later, larger scale can break a value that fit a smaller one, exactly or in magnitude.
+        if (!isException(v)) return false;
         b[pos++] = 0;
         continue;
       }

@@ -81,3 +81,14 @@ describe('float column choice', () => {
     );
   });
 });
+
+describe('decimal codec regression', () => {
+  it('falls back when a larger scale found later pushes an earlier value past 2^51', async () => {
+    const { encodeBlock, decodeBlock } = await import('../segment/block.js');
+    // Found by the segment property test: 90071992544017 fits scale 0, but -3392.92 needs
+    // scale 2, at which the first value's mantissa is above 2^51.
+    const values = [90071992544017, -3392.92, 1.5];
+    const out = decodeBlock(encodeBlock([1, 2, 3], { v: values }));
+    expect(out.fields.v).toEqual(values);
+  });
+});
