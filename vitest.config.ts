@@ -16,9 +16,10 @@ const alias = {
 export default defineConfig({
   resolve: { alias },
   test: {
+    setupFiles: ['test/setup/fast-check.ts'],
     projects: [
-      { resolve: { alias }, test: { name: 'unit', testTimeout: 60_000, include: ['libs/**/src/**/*.spec.ts', 'apps/**/src/**/*.spec.ts', 'apps/**/test/**/*.spec.ts'] } },
-      { resolve: { alias }, test: { name: 'contract', include: ['test/contract/**/*.spec.ts', 'test/engine/**/*.spec.ts'], testTimeout: 60_000, hookTimeout: 60_000 } },
+      { resolve: { alias }, test: { setupFiles: ['test/setup/fast-check.ts'], name: 'unit', testTimeout: 60_000, include: ['libs/**/src/**/*.spec.ts', 'apps/**/src/**/*.spec.ts', 'apps/**/test/**/*.spec.ts'] } },
+      { resolve: { alias }, test: { setupFiles: ['test/setup/fast-check.ts'], name: 'contract', include: ['test/contract/**/*.spec.ts', 'test/engine/**/*.spec.ts'], testTimeout: 60_000, hookTimeout: 60_000 } },
       { resolve: { alias }, test: { name: 'e2e', include: ['test/e2e/**/*.spec.ts'], testTimeout: 300_000, hookTimeout: 120_000, fileParallelism: false } },
     ],
   },
