@@ -9,6 +9,6 @@ export { reduceToPixels } from './query/downsample.js';
 export { PeriodicWorker } from './periodic.js';
 export { AGGS, aggColumn, bucketize, mergeBuckets, type Agg, type Bucket } from './rollup/buckets.js';
 export { RollupBuilder, partsHash, ROLLUP_RESOLUTIONS, type RollupStats } from './rollup/rollup-builder.js';
-export { decodeRecords, encodeRecords, type Fields } from './write/records.js';
+export { RecordEncoder, decodeRecords, type Fields } from './write/records.js';
 export { parseWrite, type SeriesWrite, type WriteBody, type WriteLimits } from './write/validate.js';
 export { Writer, type WriteResult, type WriterOptions } from './write/writer.js';

@@ -1,17 +1,97 @@
 import { msgpack } from '@s4/format';
-import type { FieldValue } from '@s4/core';
+import { LimitError, type FieldValue } from '@s4/core';
 
 /**
- * The bytes of a hot-tier log: concatenated MessagePack arrays `[ts, fields]`, one per write, in
- * arrival order. MessagePack values delimit themselves, so appends need no framing and a log
- * can be cut at any record boundary the flusher read up to.
+ * The bytes of a hot-tier log: concatenated MessagePack arrays `[ts, {field: value, ...}]`, one
+ * per write, in arrival order; absent (null) fields are left out. MessagePack values delimit
+ * themselves, so appends need no framing and a log can be cut at any record boundary.
+ *
+ * Records are written by hand for the common shapes (timestamps as float64, numbers as int32 or
+ * float64, short field names): the write path makes one record per sample, and a general
+ * encoder call per sample costs more than the rest of ingest together. Any other value is
+ * delegated to the pinned msgpackr instance, so every record is plain MessagePack.
  */
 export type Fields = Record<string, FieldValue>;
 
-export function encodeRecords(ts: readonly number[], rows: readonly Fields[]): Uint8Array {
-  if (ts.length === 1) return msgpack.pack([ts[0], rows[0]]);
-  const parts = ts.map((t, i) => msgpack.pack([t, rows[i]]));
-  return Buffer.concat(parts);
+export class RecordEncoder {
+  private buf = new Uint8Array(64 * 1024);
+  private view = new DataView(this.buf.buffer);
+  private pos = 0;
+  private readonly keys = new Map<string, Uint8Array>();
+
+  constructor(private readonly maxRecordBytes: number) {}
+
+  private ensure(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    const next = new Uint8Array(Math.max(this.buf.length * 2, this.pos + n));
+    next.set(this.buf.subarray(0, this.pos));
+    this.buf = next;
+    this.view = new DataView(next.buffer);
+  }
+
+  /** The MessagePack bytes of each field name, computed once per encoder. */
+  keysOf(names: readonly string[]): Uint8Array[] {
+    return names.map((name) => {
+      let k = this.keys.get(name);
+      if (!k) this.keys.set(name, (k = new Uint8Array(msgpack.pack(name))));
+      return k;
+    });
+  }
+
+  /** Append the record of sample `i` of the columns; throws LimitError when it is too large. */
+  record(ts: number, keys: readonly Uint8Array[], columns: readonly (readonly FieldValue[])[], i: number, where: string): void {
+    const start = this.pos;
+    let present = 0;
+    for (const col of columns) if (col[i] !== null && col[i] !== undefined) present++;
+    this.ensure(16);
+    let b = this.buf;
+    b[this.pos++] = 0x92;
+    b[this.pos++] = 0xcb;
+    this.view.setFloat64(this.pos, ts);
+    this.pos += 8;
+    if (present < 16) b[this.pos++] = 0x80 | present;
+    else {
+      b[this.pos++] = 0xde;
+      this.view.setUint16(this.pos, present);
+      this.pos += 2;
+    }
+    for (let c = 0; c < columns.length; c++) {
+      const v = columns[c]![i];
+      if (v === null || v === undefined) continue;
+      const k = keys[c]!;
+      this.ensure(k.length + 9);
+      b = this.buf;
+      let p = this.pos;
+      for (let j = 0; j < k.length; j++) b[p++] = k[j]!;
+      if (typeof v === 'number') {
+        if (Number.isInteger(v) && v >= -0x80000000 && v <= 0x7fffffff && !(v === 0 && 1 / v < 0)) {
+          b[p++] = 0xd2;
+          this.view.setInt32(p, v);
+          p += 4;
+        } else {
+          b[p++] = 0xcb;
+          this.view.setFloat64(p, v);
+          p += 8;
+        }
+        this.pos = p;
+      } else {
+        this.pos = p;
+        const packed = msgpack.pack(v);
+        this.ensure(packed.length);
+        this.buf.set(packed, this.pos);
+        this.pos += packed.length;
+      }
+    }
+    if (this.pos - start > this.maxRecordBytes)
+      throw new LimitError('S4_MAX_RECORD_BYTES', this.maxRecordBytes, `record of ${where} at ts ${ts} is ${this.pos - start} bytes`, 413);
+  }
+
+  /** The records written since the last take, as their own bytes. */
+  take(): Uint8Array {
+    const out = this.buf.slice(0, this.pos);
+    this.pos = 0;
+    return out;
+  }
 }
 
 export interface DecodedLog {

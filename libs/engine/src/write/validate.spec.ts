@@ -14,7 +14,7 @@ describe('parseWrite', () => {
     });
     expect(out).toHaveLength(1);
     expect(out[0]!.ts).toEqual([5, 3, 5]);
-    expect(out[0]!.rows).toEqual([{ v: 1 }, { v: 2, s: 'x' }, { s: 'y' }]);
+    expect(out[0]!.fields).toEqual({ v: [1, 2, null], s: [null, 'x', 'y'] });
   });
 
   it('lists every problem with its place', () => {
@@ -29,7 +29,7 @@ describe('parseWrite', () => {
   });
 
   it('accepts NaN and infinities (MessagePack carries them) but not lone surrogates', () => {
-    expect(json({ samples: [{ metric: 'm', ts: 1, fields: { v: Number.NaN, w: -Infinity } }] })[0]!.rows[0]).toEqual({ v: Number.NaN, w: -Infinity });
+    expect(json({ samples: [{ metric: 'm', ts: 1, fields: { v: Number.NaN, w: -Infinity } }] })[0]!.fields).toEqual({ v: [Number.NaN], w: [-Infinity] });
     expect(() => json({ samples: [{ metric: 'm', ts: 1, fields: { s: '\ud800' } }] })).toThrow(/well-formed/);
   });
 
@@ -46,5 +46,38 @@ describe('parseWrite', () => {
     const text = '{"metric":"m","ts":1,"fields":{"v":1}}\n\n{"metric":"m","ts":2,"fields":{"v":2}}\n';
     expect(parseWrite({ kind: 'ndjson', text }, limits, now)[0]!.ts).toEqual([1, 2]);
     expect(() => parseWrite({ kind: 'ndjson', text: `${text}nope` }, limits, now)).toThrow(/line 4/);
+  });
+});
+
+describe('RecordEncoder', () => {
+  it('writes plain MessagePack that decodes to the same samples, absent fields left out', async () => {
+    const { RecordEncoder, decodeRecords } = await import('./records.js');
+    const enc = new RecordEncoder(1 << 16);
+    const names = ['i', 'f', 's', 'n', 'neg0', 'big', 'nested'];
+    const columns = [
+      [1, -2_147_483_648, 2_147_483_647],
+      [1.5, Number.NaN, -Infinity],
+      ['a', null, 'ü'],
+      [null, null, true],
+      [-0, 0, -0],
+      [2 ** 40, -(2 ** 53 - 1), 3e300],
+      [{ a: [1, { b: null }] }, [], null],
+    ];
+    const ts = [0, 1_767_225_600_000, Number.MAX_SAFE_INTEGER];
+    const keys = enc.keysOf(names);
+    ts.forEach((t, i) => enc.record(t, keys, columns, i, 'm'));
+    const out = decodeRecords(enc.take());
+    expect(out.ts).toEqual(ts);
+    out.rows.forEach((row, i) => {
+      const want = Object.fromEntries(names.map((n, c) => [n, columns[c]![i]]).filter(([, v]) => v !== null));
+      expect(Object.keys(row).sort()).toEqual(Object.keys(want).sort());
+      for (const [k, v] of Object.entries(want)) expect(Object.is(row[k], v) || JSON.stringify(row[k]) === JSON.stringify(v)).toBe(true);
+    });
+  });
+
+  it('refuses a record above the limit', async () => {
+    const { RecordEncoder } = await import('./records.js');
+    const enc = new RecordEncoder(100);
+    expect(() => enc.record(1, enc.keysOf(['s']), [['x'.repeat(200)]], 0, 'm')).toThrow(/S4_MAX_RECORD_BYTES=100/);
   });
 });

@@ -10,12 +10,50 @@ export interface WriteLimits {
   readonly maxFutureMs: number;
 }
 
-/** Samples of one series from one request, in request order (duplicates kept: last wins later). */
+/**
+ * Samples of one series from one request as columns, in request order (duplicates kept: the
+ * last wins when read). Every column is as long as `ts`; null marks a field the sample lacks.
+ */
 export interface SeriesWrite {
   readonly id: string;
   readonly key: SeriesKey;
   readonly ts: number[];
-  readonly rows: Fields[];
+  readonly fields: Record<string, FieldValue[]>;
+}
+
+/** A series' columns while a request is parsed; appending pads columns so all stay aligned. */
+class Group {
+  ts: number[] = [];
+  fields: Record<string, FieldValue[]> = {};
+  constructor(readonly key: SeriesKey) {}
+
+  addRow(ts: number, row: Fields): void {
+    const n = this.ts.length;
+    this.ts.push(ts);
+    for (const [f, v] of Object.entries(row)) {
+      let col = this.fields[f];
+      if (!col) this.fields[f] = col = new Array<FieldValue>(n).fill(null);
+      col.push(v);
+    }
+    for (const col of Object.values(this.fields)) if (col.length === n) col.push(null);
+  }
+
+  addColumns(ts: number[], fields: Record<string, FieldValue[]>): void {
+    if (this.ts.length === 0) {
+      // The common case, one entry per series: adopt the arrays as they are.
+      this.ts = ts;
+      this.fields = fields;
+      return;
+    }
+    const n = this.ts.length;
+    for (const t of ts) this.ts.push(t);
+    for (const [f, col] of Object.entries(fields)) {
+      let dst = this.fields[f];
+      if (!dst) this.fields[f] = dst = new Array<FieldValue>(n).fill(null);
+      for (const v of col) dst.push(v);
+    }
+    for (const col of Object.values(this.fields)) while (col.length < this.ts.length) col.push(null);
+  }
 }
 
 const NAME_MAX = 256;
@@ -57,7 +95,7 @@ const MAX_ISSUES = 100;
  */
 export function parseWrite(input: WriteBody, limits: WriteLimits, now: number): SeriesWrite[] {
   const issues: ValidationIssue[] = [];
-  const grouped = new Map<string, { key: SeriesKey; ts: number[]; rows: Fields[] }>();
+  const grouped = new Map<string, Group>();
   let count = 0;
   const countSamples = (n: number) => {
     count += n;
@@ -73,18 +111,17 @@ export function parseWrite(input: WriteBody, limits: WriteLimits, now: number): 
     }
     const k = canonicalSeries(key);
     let g = grouped.get(k);
-    if (!g) grouped.set(k, (g = { key: { metric: key.metric, tags: key.tags }, ts: [], rows: [] }));
+    if (!g) grouped.set(k, (g = new Group({ metric: key.metric, tags: key.tags })));
     return g;
   };
-  const add = (where: string, g: { ts: number[]; rows: Fields[] } | null, ts: number, row: Fields) => {
+  const add = (where: string, g: Group | null, ts: number, row: Fields) => {
     if (!g) return;
-    const problem = checkSampleLimits(ts, row, limits, now);
+    const problem = checkFutureTs(ts, limits, now) ?? checkFieldCount(Object.keys(row).length, limits);
     if (problem) {
       issues.push({ path: `${where}${problem.path}`, message: problem.message });
       return;
     }
-    g.ts.push(ts);
-    g.rows.push(row);
+    g.addRow(ts, row);
   };
   const addSample = (where: string, raw: unknown) => {
     const r = sampleSchema.safeParse(raw);
@@ -144,23 +181,24 @@ export function parseWrite(input: WriteBody, limits: WriteLimits, now: number): 
           const v = col[i];
           if (typeof v !== 'number' && !fieldValue.safeParse(v).success) issues.push({ path: `${where}.fields.${f}[${i}]`, message: 'not a number, boolean, string, null or nested JSON value' });
         }
-      if (issues.length) return;
-      const group = groupOf(where, s);
       const ts = s.ts as number[];
-      const names = Object.keys(s.fields);
       for (let i = 0; i < ts.length && issues.length < MAX_ISSUES; i++) {
-        const row: Fields = {};
-        for (const f of names) {
-          const v = s.fields[f]![i] as FieldValue | undefined;
-          if (v !== null && v !== undefined) row[f] = v;
-        }
-        add(`${where}[${i}]`, group, ts[i]!, row);
+        const problem = checkFutureTs(ts[i]!, limits, now);
+        if (problem) issues.push({ path: `${where}.ts[${i}]`, message: problem.message });
       }
+      const names = Object.keys(s.fields);
+      if (names.length > limits.maxFieldsPerSample)
+        for (let i = 0; i < ts.length && issues.length < MAX_ISSUES; i++) {
+          const problem = checkFieldCount(names.filter((f) => s.fields[f]![i] !== null).length, limits);
+          if (problem) issues.push({ path: `${where}[${i}]${problem.path}`, message: problem.message });
+        }
+      if (issues.length) return;
+      groupOf(where, s)?.addColumns(ts, s.fields as Record<string, FieldValue[]>);
     });
   }
   if (issues.length > 0) throw new ValidationError(issues.slice(0, MAX_ISSUES));
   if (count === 0) throw new ValidationError([{ path: 'body', message: 'no samples in the request' }]);
-  return [...grouped.values()].map((g) => ({ id: seriesId(g.key), ...g }));
+  return [...grouped.values()].map((g) => ({ id: seriesId(g.key), key: g.key, ts: g.ts, fields: g.fields }));
 }
 
 function dropNulls(fields: Fields): Fields {
@@ -176,9 +214,11 @@ function checkSeriesLimits(key: SeriesKey, limits: WriteLimits): ValidationIssue
   return null;
 }
 
-function checkSampleLimits(ts: number, row: Fields, limits: WriteLimits, now: number): ValidationIssue | null {
-  const n = Object.keys(row).length;
-  if (n > limits.maxFieldsPerSample) return { path: '.fields', message: `has ${n} fields (limit S4_MAX_FIELDS_PER_SAMPLE=${limits.maxFieldsPerSample})` };
+function checkFieldCount(n: number, limits: WriteLimits): ValidationIssue | null {
+  return n > limits.maxFieldsPerSample ? { path: '.fields', message: `has ${n} fields (limit S4_MAX_FIELDS_PER_SAMPLE=${limits.maxFieldsPerSample})` } : null;
+}
+
+function checkFutureTs(ts: number, limits: WriteLimits, now: number): ValidationIssue | null {
   if (ts > now + limits.maxFutureMs)
     return { path: '.ts', message: `${ts} is ${Math.round((ts - now) / 1000)} s in the future (limit S4_MAX_FUTURE_MS=${limits.maxFutureMs})` };
   return null;

@@ -1,5 +1,5 @@
-import { LimitError, shardOf, windowStart, type HotAppend, type HotTier } from '@s4/core';
-import { msgpack } from '@s4/format';
+import { shardOf, windowStart, type HotAppend, type HotTier } from '@s4/core';
+import { RecordEncoder } from './records.js';
 import type { SeriesWrite } from './validate.js';
 
 export interface WriterOptions {
@@ -29,23 +29,27 @@ export class Writer {
     const appends: HotAppend[] = [];
     let samples = 0;
     let bytes = 0;
-    const { ns, shards, maxRecordBytes } = this.options;
+    const { ns, shards } = this.options;
+    const enc = new RecordEncoder(this.options.maxRecordBytes);
     for (const s of series) {
       const ref = { ns, shard: shardOf(s.id, shards) };
-      const byWindow = new Map<number, Uint8Array[]>();
-      for (let i = 0; i < s.ts.length; i++) {
-        const ts = s.ts[i]!;
-        const rec = msgpack.pack([ts, s.rows[i]]);
-        if (rec.length > maxRecordBytes)
-          throw new LimitError('S4_MAX_RECORD_BYTES', maxRecordBytes, `record of ${s.key.metric} at ts ${ts} is ${rec.length} bytes`, 413);
-        const w = windowStart(ts);
+      const names = Object.keys(s.fields);
+      const keys = enc.keysOf(names);
+      const columns = names.map((f) => s.fields[f]!);
+      const byWindow = new Map<number, number[]>();
+      for (let j = 0; j < s.ts.length; j++) {
+        const w = windowStart(s.ts[j]!);
         let list = byWindow.get(w);
         if (!list) byWindow.set(w, (list = []));
-        list.push(rec);
-        bytes += rec.length;
+        list.push(j);
+      }
+      for (const [window, indexes] of byWindow) {
+        for (const j of indexes) enc.record(s.ts[j]!, keys, columns, j, s.key.metric);
+        const data = enc.take();
+        bytes += data.length;
+        appends.push({ ref, window, id: s.id, key: s.key, data });
       }
       samples += s.ts.length;
-      for (const [window, recs] of byWindow) appends.push({ ref, window, id: s.id, key: s.key, data: recs.length === 1 ? recs[0]! : Buffer.concat(recs) });
     }
     return { appends, result: { samples, series: series.length, bytes } };
   }
