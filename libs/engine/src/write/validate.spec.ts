@@ -17,6 +17,12 @@ describe('parseWrite', () => {
     expect(out[0]!.fields).toEqual({ v: [1, 2, null], s: [null, 'x', 'y'] });
   });
 
+  it('reads typed-array columns (MessagePack bodies) like plain arrays', () => {
+    const out = json({ series: [{ metric: 'm', ts: Float64Array.of(1, 2), fields: { v: Float64Array.of(0.5, Number.NaN) } }] });
+    expect(out[0]!.ts).toEqual([1, 2]);
+    expect(out[0]!.fields).toEqual({ v: [0.5, Number.NaN] });
+  });
+
   it('lists every problem with its place', () => {
     try {
       json({ series: [{ metric: 'm', ts: [1, -2, 3.5], fields: { v: [1, 2, undefined] } }] });

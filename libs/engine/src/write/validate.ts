@@ -163,7 +163,7 @@ export function parseWrite(input: WriteBody, limits: WriteLimits, now: number): 
     series.forEach((raw, si) => {
       if (issues.length >= MAX_ISSUES) return;
       const where = `series[${si}]`;
-      const r = columnarSchema.safeParse(raw);
+      const r = columnarSchema.safeParse(untypedColumns(raw));
       if (!r.success) {
         for (const i of r.error.issues.slice(0, 10)) issues.push({ path: `${where}${i.path.map((p) => `.${String(p)}`).join('')}`, message: i.message });
         return;
@@ -222,4 +222,13 @@ function checkFutureTs(ts: number, limits: WriteLimits, now: number): Validation
   if (ts > now + limits.maxFutureMs)
     return { path: '.ts', message: `${ts} is ${Math.round((ts - now) / 1000)} s in the future (limit S4_MAX_FUTURE_MS=${limits.maxFutureMs})` };
   return null;
+}
+
+/** MessagePack bodies may carry columns as typed arrays (Float64Array, ...): read them as plain arrays. */
+function untypedColumns(raw: unknown): unknown {
+  if (typeof raw !== 'object' || raw === null) return raw;
+  const o = raw as { ts?: unknown; fields?: unknown };
+  const plain = (v: unknown) => (ArrayBuffer.isView(v) && !(v instanceof DataView) ? Array.from(v as unknown as ArrayLike<number>) : v);
+  const fields = typeof o.fields === 'object' && o.fields !== null ? Object.fromEntries(Object.entries(o.fields).map(([k, v]) => [k, plain(v)])) : o.fields;
+  return { ...o, ts: plain(o.ts), fields };
 }
