@@ -127,3 +127,22 @@ describe.each(adapters)('HotTier contract: %s', (_name, adapter) => {
     expect([...(await tier.readWindow(ref, 0))[0]!.data]).toEqual(all);
   });
 });
+
+describe('embedded hot tier log', () => {
+  it('shrinks its log file once flushed bytes dominate it, and keeps the live data', async () => {
+    const { statSync } = await import('node:fs');
+    const dir = tempDir('hotlog');
+    const tier = await EmbeddedHotTier.open({ dir, fsync: 'never', compactSlackBytes: 1024 });
+    const ref = { ns: 'c', shard: 0 };
+    const key = { metric: 'm', tags: {} };
+    const id = seriesId(key);
+    await tier.append([{ ref, window: 0, id, key, data: new Uint8Array(50_000) }, { ref, window: H, id, key, data: Uint8Array.of(7) }]);
+    const lease = (await tier.acquireLease(ref, 'w', 10_000))!;
+    await tier.release(lease, 0, [{ id, length: 50_000 }]);
+    await tier.close(); // waits for the rewrite that follows the release
+    expect(statSync(`${dir}/hot.wal`).size).toBeLessThan(1_000);
+    const again = await EmbeddedHotTier.open({ dir, fsync: 'never' });
+    expect((await again.readWindow(ref, H)).map((l) => [...l.data])).toEqual([[7]]);
+    await again.close();
+  });
+});

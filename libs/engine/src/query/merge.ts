@@ -81,16 +81,21 @@ export function concatWindows(parts: readonly SeriesColumns[]): SeriesColumns {
   if (parts.length === 1) return parts[0]!;
   const names = new Set<string>();
   for (const p of parts) for (const f of Object.keys(p.fields)) names.add(f);
-  const out: SeriesColumns = { ts: [], fields: {} };
-  for (const f of names) out.fields[f] = [];
+  let total = 0;
+  for (const p of parts) total += p.ts.length;
+  const out: SeriesColumns = { ts: new Array<number>(total), fields: {} };
+  for (const f of names) out.fields[f] = new Array<FieldValue>(total);
+  let at = 0;
   for (const p of parts) {
-    for (const t of p.ts) out.ts.push(t);
+    const n = p.ts.length;
+    for (let i = 0; i < n; i++) out.ts[at + i] = p.ts[i]!;
     for (const f of names) {
       const col = p.fields[f];
       const dst = out.fields[f]!;
-      if (col) for (const v of col) dst.push(v);
-      else for (let i = 0; i < p.ts.length; i++) dst.push(null);
+      if (col) for (let i = 0; i < n; i++) dst[at + i] = col[i]!;
+      else for (let i = 0; i < n; i++) dst[at + i] = null;
     }
+    at += n;
   }
   return out;
 }

@@ -73,7 +73,8 @@ const COALESCE_GAP = 256 * 1024;
  */
 export class QueryEngine {
   private readonly footers: ByteBudgetCache<SegmentFooter>;
-  private readonly blocks: ByteBudgetCache<Uint8Array>;
+  /** Decoded blocks: a warm query pays neither decompression nor decoding. */
+  private readonly blocks: ByteBudgetCache<SeriesColumns>;
   readonly counters: QueryCounters = { objectReads: 0, objectBytes: 0 };
 
   constructor(
@@ -199,7 +200,7 @@ export class QueryEngine {
     });
     // Insert in catalog order (window, fence, part), so precedence is right whatever finished first.
     for (const { entry, wanted, blocks } of perEntry)
-      wanted.forEach((s, i) => sourcesOf(s.id, { metric: s.metric, tags: s.tags }, entry.window).push({ kind: 'columns', data: decodeBlock(blocks[i]!, s), sortedUnique: true }));
+      wanted.forEach((s, i) => sourcesOf(s.id, { metric: s.metric, tags: s.tags }, entry.window).push({ kind: 'columns', data: blocks[i]!, sortedUnique: true }));
     for (const log of logs) {
       if (!tagsMatch(log.key.tags, spec.tags)) continue;
       const { ts, rows } = decodeRecords(log.data);
@@ -299,7 +300,7 @@ export class QueryEngine {
       const wanted = footer.series.filter((s) => s.id.endsWith(suffix) && s.metric === spec.metric && tagsMatch(s.tags, spec.tags));
       const blocks = await this.readBlocks(entry, wanted);
       wanted.forEach((s, i) => {
-        const data = decodeBlock(blocks[i]!, s);
+        const data = blocks[i]!;
         for (const [field, buckets] of columnsToBuckets(data.ts, data.fields)) add(s.id.slice(0, -suffix.length), { metric: s.metric, tags: s.tags }, field, buckets);
       });
     });
@@ -316,9 +317,12 @@ export class QueryEngine {
     return footer;
   }
 
-  /** The bytes of each wanted block; neighbouring blocks share one ranged GET. */
-  private async readBlocks(entry: CatalogEntry, wanted: readonly FooterEntry[]): Promise<Uint8Array[]> {
-    const out = new Array<Uint8Array>(wanted.length);
+  /**
+   * Each wanted block, decoded; neighbouring blocks share one ranged GET. Cached columns are
+   * shared between queries, so callers must treat them as read-only.
+   */
+  private async readBlocks(entry: CatalogEntry, wanted: readonly FooterEntry[]): Promise<SeriesColumns[]> {
+    const out = new Array<SeriesColumns>(wanted.length);
     const missing: number[] = [];
     wanted.forEach((s, i) => {
       const hit = this.blocks.get(`${entry.key}#${s.offset}`);
@@ -339,9 +343,9 @@ export class QueryEngine {
       const bytes = await this.read(entry.key, first.offset, last.offset + last.length - first.offset);
       for (const i of run) {
         const s = wanted[i]!;
-        const block = bytes.subarray(s.offset - first.offset, s.offset - first.offset + s.length);
-        out[i] = block;
-        this.blocks.set(`${entry.key}#${s.offset}`, run.length > 1 ? block.slice() : block, s.length);
+        const columns = decodeBlock(bytes.subarray(s.offset - first.offset, s.offset - first.offset + s.length), s);
+        out[i] = columns;
+        this.blocks.set(`${entry.key}#${s.offset}`, columns, decodedBytes(columns));
       }
     });
     return out;
@@ -354,6 +358,17 @@ export class QueryEngine {
     this.counters.objectBytes += got.body.length;
     return got.body;
   }
+}
+
+/** Roughly what decoded columns occupy: 8 bytes a value, more for strings and nested values. */
+function decodedBytes(c: SeriesColumns): number {
+  let n = 64 + c.ts.length * 8;
+  for (const col of Object.values(c.fields)) {
+    n += 32 + col.length * 8;
+    const sample = col.find((v) => v !== null && typeof v !== 'number' && typeof v !== 'boolean');
+    if (sample !== undefined) n += col.length * (typeof sample === 'string' ? sample.length * 2 + 16 : JSON.stringify(sample).length * 2);
+  }
+  return n;
 }
 
 function mayHold(entry: CatalogEntry, metric: string): boolean {

@@ -34,7 +34,7 @@ export interface EmbeddedHotTierOptions {
   dir: string;
   /** 'always': fsync before acknowledging (group commit); 'never': leave it to the OS (tests, benches). */
   fsync: 'always' | 'never';
-  /** Rewrite the log once it is this many bytes larger than the live data. */
+  /** Rewrite the log once it holds at least this many released bytes (and more released than live). */
   compactSlackBytes?: number;
   now?: () => number;
 }
@@ -84,6 +84,13 @@ export class EmbeddedHotTier implements HotTier {
     }
     this.file = await open(this.path, 'a');
     this.fileBytes = validBytes;
+    if (this.shouldCompact()) await this.compact();
+  }
+
+  /** Once released bytes dominate the file, rewriting it makes the log (and the next replay) small again. */
+  private shouldCompact(): boolean {
+    const slack = this.fileBytes - this.liveBytes;
+    return slack > (this.options.compactSlackBytes ?? 64 * 1024 * 1024) && slack > this.liveBytes;
   }
 
   private shard(ref: ShardRef): ShardState {
@@ -160,7 +167,7 @@ export class EmbeddedHotTier implements HotTier {
         for (const b of batch) b.reject(e);
       }
     }
-    if (this.fileBytes - this.liveBytes > (this.options.compactSlackBytes ?? 256 * 1024 * 1024)) await this.compact();
+    if (this.shouldCompact()) await this.compact();
     this.writing = null;
   }
 

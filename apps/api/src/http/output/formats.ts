@@ -124,7 +124,9 @@ async function* msgpackChunks(results: AsyncIterable<SeriesResult>): AsyncGenera
       const hi = Math.min(s.ts.length, lo + MSGPACK_CHUNK);
       const fields: Record<string, Float64Array | FieldValue[]> = {};
       for (const [f, col] of Object.entries(s.fields)) fields[f] = numericColumn(col, lo, hi) ?? col.slice(lo, hi);
-      yield msgpack.pack({ metric: s.metric, tags: s.tags, ts: Float64Array.from(s.ts.slice(lo, hi)), fields });
+      const ts = new Float64Array(hi - lo);
+      for (let i = lo; i < hi; i++) ts[i - lo] = s.ts[i]!;
+      yield msgpack.pack({ metric: s.metric, tags: s.tags, ts, fields });
       if (hi >= s.ts.length) break;
     }
   }

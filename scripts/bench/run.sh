@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# npm run bench: S4 (embedded, Redis + S3) side by side with VictoriaMetrics on the same dataset.
+# Builds S4, installs VictoriaMetrics (Debian package) if missing, starts its own Redis and S3
+# (scripts/services, on the bench's own ports and dirs so it never touches the test servers),
+# runs scripts/bench/bench.mjs, and stops what it started.
+#
+# Knobs (env): BENCH_SENSORS (200) BENCH_HOURS (24) BENCH_REPEATS (7) BENCH_SINGLE_SECONDS (20)
+#   BENCH_SINGLE_CLIENTS (50) BENCH_MODES (embedded,redis+s3,embedded-fsync-never)
+#   BENCH_BATCH_SAMPLES (100000) BENCH_INGEST_CONCURRENCY (4) BENCH_CPU_PROF (0; 1 = node --cpu-prof)
+#   BENCH_WRITE_DOC (1; 0 = leave docs/ alone) BENCH_WORK (${TMPDIR:-/tmp}/s4-bench)
+#   BENCH_S4_PORT (18480) BENCH_VM_PORT (18428) BENCH_REDIS_PORT (6491) BENCH_S3_PORT (9491)
+# Quick try: BENCH_SENSORS=20 BENCH_HOURS=2 BENCH_REPEATS=3 BENCH_SINGLE_SECONDS=3 BENCH_WRITE_DOC=0 npm run bench
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+ROOT=$PWD
+log() { echo "[bench] $*" >&2; }
+
+export BENCH_WORK="${BENCH_WORK:-${TMPDIR:-/tmp}/s4-bench}"
+export S4_SERVICES_DIR="$BENCH_WORK/services"
+export S4_REDIS_PORT="${BENCH_REDIS_PORT:-6491}"
+export S4_S3_PORT="${BENCH_S3_PORT:-9491}"
+MODES="${BENCH_MODES:-embedded,redis+s3,embedded-fsync-never}"
+needs_services=0
+[[ ",$MODES," == *",redis+s3,"* ]] && needs_services=1
+
+started=()
+cleanup() {
+  local rc=$?
+  for svc in "${started[@]}"; do scripts/services/"$svc".sh stop >&2 || true; done
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+log "building S4"
+npm run build --silent >&2
+
+if ! command -v victoria-metrics >/dev/null; then
+  log "installing victoria-metrics (Debian package)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -qq victoria-metrics >/dev/null 2>&1 \
+    || { apt-get update -qq >/dev/null && apt-get install -y -qq victoria-metrics >/dev/null; } \
+    || { log "apt-get install victoria-metrics failed"; exit 1; }
+fi
+BENCH_VM_BIN="$(command -v victoria-metrics)"
+BENCH_VM_VERSION="$(dpkg-query -W -f='${Version}' victoria-metrics 2>/dev/null || echo unknown)"
+export BENCH_VM_BIN BENCH_VM_VERSION
+
+# A clean slate: stop leftovers of an earlier bench run (only ours: pidfiles under BENCH_WORK).
+for svc in s3 redis; do scripts/services/"$svc".sh stop >/dev/null 2>&1 || true; done
+rm -rf "$BENCH_WORK"
+mkdir -p "$BENCH_WORK"
+
+if ((needs_services)); then
+  log "starting Redis (port $S4_REDIS_PORT) and S3 (port $S4_S3_PORT) under $S4_SERVICES_DIR"
+  out=$(scripts/services/redis.sh start) && eval "$out"
+  started=(redis "${started[@]}")
+  out=$(scripts/services/s3.sh start) && eval "$out"
+  started=(s3 "${started[@]}")
+  export BENCH_REDIS_PIDFILE="$S4_SERVICES_DIR/redis/redis.pid"
+  export BENCH_S3_PIDFILE="$S4_SERVICES_DIR/s3/s3.pid"
+  export BENCH_S3_DATA_DIR="$S4_SERVICES_DIR/s3/data"
+fi
+
+cmd="npm run bench"
+for k in BENCH_SENSORS BENCH_HOURS BENCH_REPEATS BENCH_SINGLE_SECONDS BENCH_SINGLE_CLIENTS BENCH_MODES BENCH_BATCH_SAMPLES BENCH_INGEST_CONCURRENCY BENCH_CPU_PROF; do
+  [[ -n ${!k:-} ]] && cmd="$k=${!k} $cmd"
+done
+export BENCH_COMMAND="$cmd"
+export BENCH_MODES="$MODES"
+
+node --max-old-space-size=8192 scripts/bench/bench.mjs
