@@ -45,8 +45,8 @@ let flushMs = 0;
 for (let d = 0; d < DAYS; d++) {
   const ds = generate({ sensors: SENSORS, hours: 24, start: START + d * DAY, seed: 20240601 + d });
   const t0 = performance.now();
-  for (let i = 0; i < ds.sensors.length; i += 25) {
-    const series = ds.sensors.slice(i, i + 25).map((s) => ({ metric: 'bench.value', tags: { sensor: s.name }, ts: s.ts, fields: { value: s.value } }));
+  for (let i = 0; i < ds.sensors.length; i += 10) {
+    const series = ds.sensors.slice(i, i + 10).map((s) => ({ metric: 'bench.value', tags: { sensor: s.name }, ts: s.ts, fields: { value: s.value } }));
     await ok(`${url}/v1/write`, { body: packr.pack({ series }), headers: { 'content-type': 'application/msgpack' } });
   }
   const t1 = performance.now();
