@@ -83,7 +83,7 @@ describe('step aggregation equals brute force over the raw samples', () => {
         fc.array(write, { maxLength: 50 }),
         fc.boolean(),
         fc.constantFrom(1000, 45_000, 60_000, 300_000, H, 2 * H, 86_400_000),
-        fc.constantFrom([H0, H0 + 3 * H], [H0 - H, H0 + 4 * H], [H0 + 1234, H0 + 2 * H + 5678]),
+        fc.constantFrom([H0, H0 + 3 * H], [H0 - H, H0 + 4 * H], [H0 + 1234, H0 + 2 * H + 5678], [H0, H0 + 24 * H], [H0 - 24 * H, H0 + 48 * H]),
         fc.boolean(),
         async (first, late, hotOnly, rollupAfterLate, step, [from, to], groupAll) => {
           const e = await engine();
@@ -119,9 +119,11 @@ describe('step aggregation equals brute force over the raw samples', () => {
     await e.flusher.flushAll(H0 + 10 * H);
     const stale = await e.query.aggregate({ metric: 'agg.m', tags: { s: 'a' }, from: H0, to: H0 + H, step: H, aggs: ['sum', 'count'] });
     expect(stale[0]!.fields).toEqual({ 'sum(value)': [4600], 'count(value)': [3600] });
-    expect((await e.rollups.rollupAll(0, H0 + 86_400_000)).objects).toBe(1);
+    expect((await e.rollups.rollupAll(0, H0 + 86_400_000)).objects).toBe(2); // the hour, and its day
     const after = await e.query.aggregate({ metric: 'agg.m', tags: { s: 'a' }, from: H0, to: H0 + H, step: 60_000, aggs: ['sum'] });
     expect(after[0]!.fields['sum(value)']!.slice(0, 3)).toEqual([660, 460, 60]);
+    const day = await e.query.aggregate({ metric: 'agg.m', tags: { s: 'a' }, from: H0, to: H0 + 24 * H, step: 24 * H, aggs: ['sum', 'count'] });
+    expect(day[0]!.fields).toEqual({ 'sum(value)': [4600], 'count(value)': [3600] });
     await e.hot.close();
   });
 });

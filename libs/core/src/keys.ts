@@ -73,6 +73,14 @@ export function catalogDaysKey(ref: ShardRef, kind: CatalogKind = 'segment'): st
   return `${catalogFolder(ref, kind)}.days`;
 }
 
+/**
+ * The 1-hour buckets of a whole UTC day of one shard, folded from that day's hourly rollups
+ * (whose keys hash to `source`), so that long ranges read one object per shard-day.
+ */
+export function dayRollupKey(ref: ShardRef, day: number, source: string): string {
+  return `${KEY_VERSION}/${ref.ns}/rollup/obj/${shardName(ref.shard)}/${dayName(day)}/d-${source}.s4rol`;
+}
+
 /** Written once at first start: the shard count and format a store was created with. */
 export const MANIFEST_KEY = `${KEY_VERSION}/manifest.json`;
 

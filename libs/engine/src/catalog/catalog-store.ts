@@ -91,13 +91,14 @@ export class CatalogStore {
    * Register a part. A conditional write (compare-and-swap on the ETag) so concurrent writers
    * never lose each other's entries; retried on conflict.
    */
-  async add(ref: ShardRef, entry: CatalogEntry, replacesWindow = false): Promise<void> {
+  /** `replaces`: entries the new one supersedes (a newer rollup of the same window), dropped in the same write. */
+  async add(ref: ShardRef, entry: CatalogEntry, replaces?: (e: CatalogEntry) => boolean): Promise<void> {
     const day = Math.floor(entry.window / DAY_MS) * DAY_MS;
     const key = catalogKey(ref, day, this.kind);
     await this.listDay(ref, day);
     for (let attempt = 0; ; attempt++) {
       const { catalog, etag } = await this.load(ref, day);
-      const kept = catalog.entries.filter((e) => e.key !== entry.key && !(replacesWindow && e.window === entry.window));
+      const kept = catalog.entries.filter((e) => e.key !== entry.key && !replaces?.(e));
       const next: Catalog = { ...catalog, entries: [...kept, entry] };
       try {
         const put = await this.objects.put(key, encodeCatalog(next), etag ? { ifMatch: etag } : { ifNoneMatch: '*' });

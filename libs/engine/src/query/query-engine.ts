@@ -1,4 +1,5 @@
 import {
+  DAY_MS,
   WINDOW_MS,
   allShards,
   canonicalSeries,
@@ -19,7 +20,7 @@ import { decodeRecords } from '../write/records.js';
 import { ByteBudgetCache } from './cache.js';
 import { clip, concatWindows, mergeSources, type Source } from './merge.js';
 import { aggColumn, aggValue, bucketize, columnsToBuckets, mergeBuckets, type Agg, type Bucket } from '../rollup/buckets.js';
-import { partsHash } from '../rollup/rollup-builder.js';
+import { expectedDayKey, isDayRollup, partsHash } from '../rollup/rollup-builder.js';
 import { reduceToPixels } from './downsample.js';
 
 export interface QuerySpec {
@@ -254,8 +255,10 @@ export class QueryEngine {
     const entries = await this.segmentEntries(ref, spec, scan.generation);
     const resolution = spec.step % 3_600_000 === 0 ? '1h' : spec.step % 60_000 === 0 ? '1m' : null;
 
-    // Windows answered from rollups: whole, current, and without waiting hot data.
+    // Windows answered from rollups: whole, current, and without waiting hot data. Keys of
+    // `rolled` are hour windows, or day starts for day rollups (whose hours go in `skipRaw`).
     const rolled = new Map<number, CatalogEntry>();
+    const skipRaw = new Set<number>();
     if (resolution && this.rollups) {
       const hotWindows = new Set(scan.logs.filter((l) => tagsMatch(l.key.tags, spec.tags)).map((l) => l.window));
       const partsOf = new Map<number, CatalogEntry[]>();
@@ -267,11 +270,27 @@ export class QueryEngine {
       // Rollup registrations do not move the shard generation; revalidate them every few seconds.
       const rollupEntries = await this.rollups.entries(ref, spec.from, spec.to, Math.floor(this.clock.now() / 5_000), WINDOW_MS);
       const byKey = new Map(rollupEntries.map((e) => [e.key, e]));
-      for (const [window, parts] of partsOf) {
-        if (window < spec.from || window + WINDOW_MS > spec.to || hotWindows.has(window)) continue;
-        const r = byKey.get(rollupKey(ref, window, partsHash(parts)));
+      const hourly = new Map<number, string>();
+      for (const [window, parts] of partsOf) hourly.set(window, rollupKey(ref, window, partsHash(parts)));
+      // Whole days first: one object per shard-day when the step is a multiple of an hour.
+      const covered = new Set<number>();
+      if (resolution === '1h') {
+        const days = new Set([...hourly.keys()].map((w) => Math.floor(w / DAY_MS) * DAY_MS));
+        for (const day of days) {
+          if (day < spec.from || day + DAY_MS > spec.to || [...hotWindows].some((w) => w >= day && w < day + DAY_MS)) continue;
+          const windows = [...hourly.keys()].filter((w) => w >= day && w < day + DAY_MS);
+          const r = byKey.get(expectedDayKey(ref, day, windows.map((w) => hourly.get(w)!)));
+          if (!r || !mayHold(r, spec.metric)) continue;
+          rolled.set(day, r);
+          for (const w of windows) covered.add(w);
+        }
+      }
+      for (const [window, key] of hourly) {
+        if (covered.has(window) || window < spec.from || window + WINDOW_MS > spec.to || hotWindows.has(window)) continue;
+        const r = byKey.get(key);
         if (r && mayHold(r, spec.metric)) rolled.set(window, r);
       }
+      for (const w of covered) skipRaw.add(w);
     }
 
     const series = new Map<string, { key: SeriesKey; fields: Map<string, Bucket[][]> }>();
@@ -284,10 +303,11 @@ export class QueryEngine {
       l.push(buckets);
     };
 
+    const fromRollup = (w: number) => skipRaw.has(w) || (rolled.has(w) && !isDayRollup(rolled.get(w)!.key));
     const raw = await this.rawSources(
       spec,
-      entries.filter((e) => !rolled.has(e.window)),
-      scan.logs.filter((l) => !rolled.has(l.window)),
+      entries.filter((e) => !fromRollup(e.window)),
+      scan.logs.filter((l) => !fromRollup(l.window)),
     );
     for (const [id, { key, windows }] of raw) {
       const data = this.mergeWindows(windows, spec, spec.fields);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { DAY_MS, WINDOW_MS, allShards, rollupKey, type Clock, type HotTier, type ObjectStore, type ShardRef } from '@s4/core';
+import { DAY_MS, WINDOW_MS, allShards, dayRollupKey, rollupKey, type Clock, type FieldValue, type HotTier, type ObjectStore, type ShardRef } from '@s4/core';
 import { decodeSegment, encodeSegment, readTrailer, SEGMENT_TRAILER_BYTES, type CatalogEntry, type SegmentSeriesInput } from '@s4/format';
 import type { CatalogStore } from '../catalog/catalog-store.js';
 import { mapLimit } from '../concurrency.js';
@@ -18,13 +18,24 @@ export interface RollupStats {
   windows: number;
 }
 
-/** Identifies the exact set of parts a rollup was computed from. */
-export function partsHash(parts: readonly CatalogEntry[]): string {
+/** Identifies an exact set of objects (the parts a rollup was computed from, or the hourly rollups of a day). */
+export function hashKeys(keys: readonly string[]): string {
   return createHash('sha256')
-    .update(parts.map((p) => p.key).sort().join('\n'))
+    .update([...keys].sort().join('\n'))
     .digest('hex')
     .slice(0, 16);
 }
+
+export function partsHash(parts: readonly CatalogEntry[]): string {
+  return hashKeys(parts.map((p) => p.key));
+}
+
+/** The day rollup that is current when these are the day's current hourly rollup keys. */
+export function expectedDayKey(ref: ShardRef, day: number, hourlyKeys: readonly string[]): string {
+  return dayRollupKey(ref, day, hashKeys(hourlyKeys));
+}
+
+export const isDayRollup = (key: string) => /\/d-[0-9a-f]{16}\.s4rol$/.test(key);
 
 export interface RollupBuilderOptions {
   readonly ns: string;
@@ -68,11 +79,18 @@ export class RollupBuilder {
         if (!list) byWindow.set(e.window, (list = []));
         list.push(e);
       }
+      const hourly: [number, string][] = [];
       for (const [window, parts] of byWindow) {
         stats.windows++;
         const key = rollupKey(ref, window, partsHash(parts));
+        hourly.push([window, key]);
         if (have.has(key)) continue;
         stats.series += await this.rollupWindow(ref, window, parts, key);
+        stats.objects++;
+      }
+      const dayKey = expectedDayKey(ref, day, hourly.map(([, k]) => k));
+      if (hourly.length > 0 && !have.has(dayKey)) {
+        await this.rollupDay(ref, day, hourly, dayKey);
         stats.objects++;
       }
     }
@@ -126,8 +144,56 @@ export class RollupBuilder {
         metrics: metrics.length <= 256 ? metrics : null,
         createdAt: this.options.clock.now(),
       },
-      true,
+      (e) => e.window === window && !isDayRollup(e.key),
     );
     return sources.size;
+  }
+
+  /** Fold the 1 h buckets of a day's hourly rollups into one object per (shard, day). */
+  private async rollupDay(ref: ShardRef, day: number, hourly: [number, string][], key: string): Promise<void> {
+    const rows = new Map<string, { metric: string; tags: Record<string, string>; ts: number[]; fields: Map<string, FieldValue[]> }>();
+    for (const [, hourKey] of [...hourly].sort(([a], [b]) => a - b)) {
+      const got = await this.objects.get(hourKey);
+      if (!got || got.notModified) throw new Error(`rollup ${hourKey} is registered but missing`);
+      for (const s of decodeSegment(got.body).series) {
+        if (!s.id.endsWith('.1h')) continue;
+        let r = rows.get(s.id);
+        if (!r) rows.set(s.id, (r = { metric: s.metric, tags: { ...s.tags }, ts: [], fields: new Map() }));
+        const before = r.ts.length;
+        r.ts.push(...s.ts);
+        for (const [f, col] of Object.entries(s.fields)) {
+          let dst = r.fields.get(f);
+          if (!dst) r.fields.set(f, (dst = new Array<FieldValue>(before).fill(null)));
+          dst.push(...col);
+        }
+        for (const col of r.fields.values()) while (col.length < r.ts.length) col.push(null);
+      }
+    }
+    const series: SegmentSeriesInput[] = [...rows]
+      .map(([id, r]) => ({ id, metric: r.metric, tags: r.tags, ts: r.ts, fields: Object.fromEntries(r.fields) }))
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const bytes = encodeSegment({ ns: ref.ns, shard: ref.shard, window: day, series });
+    await this.objects.put(key, bytes);
+    const { footerOffset, footerLength } = readTrailer(bytes.subarray(bytes.length - SEGMENT_TRAILER_BYTES));
+    const metrics = [...new Set(series.map((s) => s.metric))].sort();
+    await this.rollups.add(
+      ref,
+      {
+        window: day,
+        part: 0,
+        fence: 0,
+        key,
+        size: bytes.length,
+        footerOffset,
+        footerLength,
+        series: series.length,
+        samples: series.reduce((n, s) => n + s.ts.length, 0),
+        minTs: day,
+        maxTs: day + DAY_MS - 1,
+        metrics: metrics.length <= 256 ? metrics : null,
+        createdAt: this.options.clock.now(),
+      },
+      (e) => e.window === day && isDayRollup(e.key),
+    );
   }
 }
