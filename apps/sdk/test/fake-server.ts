@@ -67,8 +67,20 @@ export class FakeS4 {
     this.requests.push(record);
     if (url.pathname === '/v1/write' && req.method === 'POST') {
       const type = req.headers['content-type'] ?? '';
-      const parsed = (type.includes('msgpack') ? unpackr.unpack(body) : JSON.parse(body.toString('utf8'))) as { samples?: StoredSample[] };
-      const samples = parsed.samples ?? [];
+      const parsed = (type.includes('msgpack') ? unpackr.unpack(body) : JSON.parse(body.toString('utf8'))) as {
+        samples?: StoredSample[];
+        series?: { metric: string; tags: Record<string, string>; ts: number[]; fields: Record<string, unknown[]> }[];
+      };
+      // Columnar entries expand to samples as the real server reads them: null means absent.
+      const fromColumns = (parsed.series ?? []).flatMap((c) =>
+        c.ts.map((ts, i) => ({
+          metric: c.metric,
+          tags: c.tags,
+          ts,
+          fields: Object.fromEntries(Object.entries(c.fields).flatMap(([f, col]) => (col[i] === null ? [] : [[f, col[i]]]))),
+        })),
+      ) as StoredSample[];
+      const samples = [...(parsed.samples ?? []), ...fromColumns];
       record.samples = samples.length;
       this.inFlightWrites++;
       this.maxInFlightWrites = Math.max(this.maxInFlightWrites, this.inFlightWrites);
