@@ -20,11 +20,18 @@ export interface RollupStats {
 
 /** Identifies an exact set of objects (the parts a rollup was computed from, or the hourly rollups of a day). */
 export function hashKeys(keys: readonly string[]): string {
-  return createHash('sha256')
-    .update([...keys].sort().join('\n'))
-    .digest('hex')
-    .slice(0, 16);
+  const joined = [...keys].sort().join('\n');
+  let hash = hashes.get(joined);
+  if (hash === undefined) {
+    hash = createHash('sha256').update(joined).digest('hex').slice(0, 16);
+    // Every step query hashes each window it touches; the sets rarely change, so remember them.
+    if (hashes.size >= 100_000) hashes.clear();
+    hashes.set(joined, hash);
+  }
+  return hash;
 }
+
+const hashes = new Map<string, string>();
 
 export function partsHash(parts: readonly CatalogEntry[]): string {
   return hashKeys(parts.map((p) => p.key));
