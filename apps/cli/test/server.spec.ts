@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { available, removeDir, startEmbedded, type Embedded } from '../../sdk/test/embedded.js';
+import { removeDir, startEmbedded, type Embedded } from '../../sdk/test/embedded.js';
 import { runCli } from './run.js';
 
 const HOUR = 3_600_000;
@@ -45,7 +45,7 @@ function csvFixtureSamples(): string {
   return `${lines.join('\n')}\n`;
 }
 
-describe.skipIf(!available)('s4 against an embedded server', { timeout: 120_000 }, () => {
+describe('s4 against an embedded server', { timeout: 120_000 }, () => {
   let one: Embedded;
   let two: Embedded;
   const cli = (server: Embedded, ...args: string[]) => runCli([...args, '--url', server.url]);

@@ -1,8 +1,8 @@
-// Starts the real S4 server (@s4/api, embedded mode) for integration tests; `available` is false
-// while that package does not export startServer yet, so suites can skip instead of failing.
+// Starts the real S4 server (@s4/api, embedded mode) for integration tests.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startServer } from '@s4/api';
 
 export interface Embedded {
   url: string;
@@ -11,15 +11,10 @@ export interface Embedded {
   close(): Promise<void>;
 }
 
-type StartServer = (env: Record<string, string | undefined>) => Promise<{ url: string; close(): Promise<void> }>;
 
-const api = (await import('@s4/api').catch(() => undefined)) as { startServer?: StartServer } | undefined;
-export const startServer: StartServer | undefined = typeof api?.startServer === 'function' ? api.startServer : undefined;
-export const available = startServer !== undefined;
 
 /** A fresh embedded server on a random port (or `port`), data in a temp dir (or `dataDir`). */
 export async function startEmbedded(options: { dataDir?: string; port?: number } = {}): Promise<Embedded> {
-  if (startServer === undefined) throw new Error('@s4/api does not export startServer yet');
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 's4-test-'));
   const env = { S4_DATA_DIR: dataDir, S4_PORT: String(options.port ?? 0), S4_HOST: '127.0.0.1', S4_LOG_LEVEL: 'silent', S4_EMBEDDED_FSYNC: 'never' };
   let lastError: unknown;

@@ -1,12 +1,12 @@
 // Integration tests against the real S4 server in embedded mode.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S4Client, S4HttpError, type Sample } from '../src/index.js';
-import { available, removeDir, startEmbedded, type Embedded } from './embedded.js';
+import { removeDir, startEmbedded, type Embedded } from './embedded.js';
 
 const HOUR = 3_600_000;
 const base = Math.floor(Date.now() / HOUR) * HOUR - 3 * HOUR;
 
-describe.skipIf(!available)('SDK against an embedded S4', { timeout: 60_000 }, () => {
+describe('SDK against an embedded S4', { timeout: 60_000 }, () => {
   let server: Embedded;
   let client: S4Client;
   beforeAll(async () => {
@@ -68,7 +68,7 @@ describe.skipIf(!available)('SDK against an embedded S4', { timeout: 60_000 }, (
   });
 });
 
-describe.skipIf(!available)('the batching writer across a server restart', () => {
+describe('the batching writer across a server restart', () => {
   it('loses and duplicates nothing (checked by a full export)', async () => {
     let server = await startEmbedded();
     const { port, dataDir } = server;
