@@ -87,3 +87,37 @@ describe('RecordEncoder', () => {
     expect(() => enc.record(1, enc.keysOf(['s']), [['x'.repeat(200)]], 0, 'm')).toThrow(/S4_MAX_RECORD_BYTES=100/);
   });
 });
+
+describe('plainSample (the hand-written fast path)', () => {
+  it('never accepts what the schema refuses, and reads what it accepts the same way', async () => {
+    const fc = (await import('fast-check')).default;
+    const { plainSample, sampleSchema } = await import('./validate.js');
+    // Mostly valid parts, so that samples with exactly one bad part are common.
+    const name = fc.constantFrom('m', 'cpu', 'value', '', 'a\u0001', '\ud800', 'x'.repeat(257));
+    const sample = fc.record(
+      {
+        metric: fc.oneof({ weight: 5, arbitrary: fc.constant('m') }, name, fc.constant(7)),
+        tags: fc.oneof({ weight: 3, arbitrary: fc.dictionary(fc.constantFrom('k', 'site'), fc.constantFrom('v', 'x'), { maxKeys: 2 }) }, fc.dictionary(name, name, { maxKeys: 2 }), fc.constant(null)),
+        ts: fc.oneof({ weight: 5, arbitrary: fc.nat() }, fc.constantFrom(1.5, -1, '5', 2 ** 53)),
+        fields: fc.dictionary(
+          fc.oneof({ weight: 5, arbitrary: fc.constant('value') }, name),
+          fc.oneof({ weight: 5, arbitrary: fc.double() }, fc.boolean(), fc.constant(null), name, fc.constant({ n: 1 }), fc.constant(undefined)),
+          { maxKeys: 2 },
+        ),
+        extra: fc.integer(),
+      },
+      { requiredKeys: ['metric', 'ts', 'fields'] },
+    );
+    fc.assert(
+      fc.property(sample, (raw) => {
+        const fast = plainSample(raw);
+        const schema = sampleSchema.safeParse(raw);
+        if (fast !== null) {
+          expect(schema.success).toBe(true);
+          expect(fast).toEqual(schema.data);
+        }
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+});
