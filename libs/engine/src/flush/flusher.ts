@@ -36,6 +36,9 @@ const MAX_METRICS_IN_CATALOG = 256;
  * object store or both; a retry flushes what is still hot again, and readers de-duplicate.
  */
 export class Flusher {
+  /** Flushes in progress in this process, per shard: the worker and an admin flush must not overlap. */
+  private readonly running = new Map<string, Promise<FlushStats>>();
+
   constructor(
     private readonly hot: HotTier,
     private readonly objects: ObjectStore,
@@ -53,7 +56,20 @@ export class Flusher {
     return total;
   }
 
+  /**
+   * Flush one shard. The lease keeps other processes out; within this process a second caller
+   * waits for the running flush and then flushes what is left, because the same owner gets the
+   * same lease back and two flushes of one window would write the same part key.
+   */
   async flushShard(ref: ShardRef, cutoff: number): Promise<FlushStats> {
+    const k = `${ref.ns}/${ref.shard}`;
+    for (let busy = this.running.get(k); busy; busy = this.running.get(k)) await busy.catch(() => undefined);
+    const run = this.flushShardNow(ref, cutoff).finally(() => this.running.delete(k));
+    this.running.set(k, run);
+    return run;
+  }
+
+  private async flushShardNow(ref: ShardRef, cutoff: number): Promise<FlushStats> {
     const stats: FlushStats = { objects: 0, series: 0, samples: 0, bytes: 0, busyShards: 0 };
     const windows = (await this.hot.openWindows(ref)).filter((w) => w + WINDOW_MS <= cutoff);
     if (windows.length === 0) return stats;
