@@ -130,8 +130,7 @@ export class Flusher {
 }
 
 function toSegmentSeries(log: HotLog): SegmentSeriesInput {
-  const { ts, rows } = decodeRecords(log.data);
-  const merged = mergeSources([{ kind: 'rows', ts, rows }]);
+  const merged = mergeSources([{ data: decodeRecords(log.data), sortedUnique: false }]);
   return { id: log.id, metric: log.key.metric, tags: { ...log.key.tags }, ts: merged.ts, fields: merged.fields };
 }
 

@@ -5,8 +5,8 @@ import { reduceToPixels } from './downsample.js';
 describe('mergeSources', () => {
   it('sorts, de-duplicates, and lets later sources and later rows win', () => {
     const merged = mergeSources([
-      { kind: 'columns', data: { ts: [1, 2, 3], fields: { v: [1, 2, 3] } }, sortedUnique: true },
-      { kind: 'rows', ts: [3, 0, 2, 2], rows: [{ v: 30 }, { v: 0, s: 'x' }, { v: 20 }, { v: 21 }] },
+      { data: { ts: [1, 2, 3], fields: { v: [1, 2, 3] } }, sortedUnique: true },
+      { data: { ts: [3, 0, 2, 2], fields: { v: [30, 0, 20, 21], s: [null, 'x', null, null] } }, sortedUnique: false },
     ]);
     expect(merged).toEqual({ ts: [0, 1, 2, 3], fields: { v: [0, 1, 21, 30], s: ['x', null, null, null] } });
   });

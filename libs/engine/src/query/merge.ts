@@ -1,23 +1,24 @@
 import type { FieldValue, SeriesColumns } from '@s4/core';
-import type { Fields } from '../write/records.js';
 
 /**
- * Samples of one series from one source. Sources are merged in the order given: a later source
- * wins over an earlier one at the same timestamp, and within a source a later row wins.
+ * Samples of one series from one source, as columns: segment blocks are sorted and unique, hot
+ * logs are in arrival order. Sources are merged in the order given: a later source wins over an
+ * earlier one at the same timestamp, and within a source a later sample wins.
  */
-export type Source =
-  | { kind: 'columns'; data: SeriesColumns; sortedUnique: true }
-  | { kind: 'rows'; ts: number[]; rows: Fields[] };
+export interface Source {
+  readonly data: SeriesColumns;
+  readonly sortedUnique: boolean;
+}
 
 /** Merge sources (ascending precedence) into sorted, de-duplicated columns. */
 export function mergeSources(sources: readonly Source[]): SeriesColumns {
-  if (sources.length === 1 && sources[0]!.kind === 'columns') return sources[0]!.data;
+  if (sources.length === 1 && sources[0]!.sortedUnique) return sources[0]!.data;
   const ts: number[] = [];
   const rank: number[] = [];
   const at: [number, number][] = [];
   sources.forEach((s, si) => {
-    const n = s.kind === 'columns' ? s.data.ts.length : s.ts.length;
-    const times = s.kind === 'columns' ? s.data.ts : s.ts;
+    const n = s.data.ts.length;
+    const times = s.data.ts;
     for (let i = 0; i < n; i++) {
       ts.push(times[i]!);
       rank.push(rank.length);
@@ -27,10 +28,7 @@ export function mergeSources(sources: readonly Source[]): SeriesColumns {
   // Stable order by (ts, arrival): the last entry of each run of equal timestamps wins.
   const order = rank.sort((a, b) => ts[a]! - ts[b]! || a - b);
   const names = new Set<string>();
-  for (const s of sources) {
-    if (s.kind === 'columns') for (const f of Object.keys(s.data.fields)) names.add(f);
-    else for (const r of s.rows) for (const f of Object.keys(r)) names.add(f);
-  }
+  for (const s of sources) for (const f of Object.keys(s.data.fields)) names.add(f);
   const out: SeriesColumns = { ts: [], fields: {} };
   for (const f of names) out.fields[f] = [];
   for (let k = 0; k < order.length; k++) {
@@ -40,12 +38,7 @@ export function mergeSources(sources: readonly Source[]): SeriesColumns {
     const [si, i] = at[idx]!;
     const s = sources[si]!;
     out.ts.push(ts[idx]!);
-    for (const f of names) {
-      let v: FieldValue | undefined;
-      if (s.kind === 'columns') v = s.data.fields[f]?.[i];
-      else v = s.rows[i]![f];
-      out.fields[f]!.push(v ?? null);
-    }
+    for (const f of names) out.fields[f]!.push(s.data.fields[f]?.[i] ?? null);
   }
   return out;
 }

@@ -201,11 +201,10 @@ export class QueryEngine {
     });
     // Insert in catalog order (window, fence, part), so precedence is right whatever finished first.
     for (const { entry, wanted, blocks } of perEntry)
-      wanted.forEach((s, i) => sourcesOf(s.id, { metric: s.metric, tags: s.tags }, entry.window).push({ kind: 'columns', data: blocks[i]!, sortedUnique: true }));
+      wanted.forEach((s, i) => sourcesOf(s.id, { metric: s.metric, tags: s.tags }, entry.window).push({ data: blocks[i]!, sortedUnique: true }));
     for (const log of logs) {
       if (!tagsMatch(log.key.tags, spec.tags)) continue;
-      const { ts, rows } = decodeRecords(log.data);
-      sourcesOf(log.id, log.key, log.window).push({ kind: 'rows', ts, rows });
+      sourcesOf(log.id, log.key, log.window).push({ data: decodeRecords(log.data), sortedUnique: false });
     }
     return bySeries;
   }

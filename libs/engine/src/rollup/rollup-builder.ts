@@ -113,7 +113,7 @@ export class RollupBuilder {
       for (const s of decodeSegment(got.body).series) {
         let entry = sources.get(s.id);
         if (!entry) sources.set(s.id, (entry = { metric: s.metric, tags: { ...s.tags }, list: [] }));
-        entry.list.push({ kind: 'columns', data: { ts: s.ts, fields: s.fields }, sortedUnique: true });
+        entry.list.push({ data: { ts: s.ts, fields: s.fields }, sortedUnique: true });
       }
     }
     const series: SegmentSeriesInput[] = [];

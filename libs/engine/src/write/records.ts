@@ -1,10 +1,14 @@
 import { msgpack } from '@s4/format';
-import { LimitError, type FieldValue } from '@s4/core';
+import { LimitError, type FieldValue, type SeriesColumns } from '@s4/core';
 
 /**
- * The bytes of a hot-tier log: concatenated MessagePack arrays `[ts, {field: value, ...}]`, one
- * per write, in arrival order; absent (null) fields are left out. MessagePack values delimit
- * themselves, so appends need no framing and a log can be cut at any record boundary.
+ * The bytes of a hot-tier log: concatenated MessagePack values in arrival order, each either
+ *   - a record `[ts, {field: value, ...}]` (absent fields left out), or
+ *   - a batch `{"t": Float64Array, "f": {field: Float64Array | value[]}}` of several samples whose
+ *     fields are all numbers (or absent): 16 bytes a sample instead of ~26, in the hot tier's
+ *     memory (Redis/MemoryDB included) and on the write path.
+ * MessagePack values delimit themselves, so appends need no framing and a log can be cut at any
+ * value boundary. Within a log, a later sample wins over an earlier one with the same timestamp.
  *
  * Records are written by hand for the common shapes (timestamps as float64, numbers as int32 or
  * float64, short field names): the write path makes one record per sample, and a general
@@ -86,6 +90,32 @@ export class RecordEncoder {
       throw new LimitError('S4_MAX_RECORD_BYTES', this.maxRecordBytes, `record of ${where} at ts ${ts} is ${this.pos - start} bytes`, 413);
   }
 
+  /**
+   * Append samples `indexes` of the columns as one batch when every value is a number or absent
+   * (their size is then bounded by construction); returns false, writing nothing, otherwise.
+   */
+  batch(ts: readonly number[], names: readonly string[], columns: readonly (readonly FieldValue[])[], indexes: readonly number[]): boolean {
+    if (indexes.length < 2) return false;
+    const f: Record<string, Float64Array | FieldValue[]> = {};
+    for (let c = 0; c < columns.length; c++) {
+      const col = columns[c]!;
+      let dense = true;
+      for (const i of indexes) {
+        const v = col[i];
+        if (typeof v !== 'number') {
+          if (v !== null && v !== undefined) return false;
+          dense = false;
+        }
+      }
+      f[names[c]!] = dense ? Float64Array.from(indexes, (i) => col[i] as number) : indexes.map((i) => col[i] ?? null);
+    }
+    const packed = msgpack.pack({ t: Float64Array.from(indexes, (i) => ts[i]!), f });
+    this.ensure(packed.length);
+    this.buf.set(packed, this.pos);
+    this.pos += packed.length;
+    return true;
+  }
+
   /** The records written since the last take, as their own bytes. */
   take(): Uint8Array {
     const out = this.buf.slice(0, this.pos);
@@ -94,19 +124,35 @@ export class RecordEncoder {
   }
 }
 
-export interface DecodedLog {
-  ts: number[];
-  rows: Fields[];
+/** A log as columns in arrival order (not sorted, duplicates kept); null where a sample lacks a field. */
+export function decodeRecords(data: Uint8Array): SeriesColumns {
+  const out: SeriesColumns = { ts: [], fields: {} };
+  if (data.length === 0) return out;
+  const values = msgpack.unpackMultiple(Buffer.from(data.buffer, data.byteOffset, data.byteLength)) as ([number, Fields] | Batch)[];
+  for (const v of values) {
+    const n = out.ts.length;
+    if (Array.isArray(v)) {
+      out.ts.push(v[0]);
+      for (const [f, x] of Object.entries(v[1])) column(out, f, n).push(x);
+    } else {
+      for (let i = 0; i < v.t.length; i++) out.ts.push(v.t[i]!);
+      for (const [f, xs] of Object.entries(v.f)) {
+        const col = column(out, f, n);
+        for (let i = 0; i < xs.length; i++) col.push(xs[i]!);
+      }
+    }
+    for (const col of Object.values(out.fields)) while (col.length < out.ts.length) col.push(null);
+  }
+  return out;
 }
 
-export function decodeRecords(data: Uint8Array): DecodedLog {
-  const ts: number[] = [];
-  const rows: Fields[] = [];
-  if (data.length === 0) return { ts, rows };
-  const values = msgpack.unpackMultiple(Buffer.from(data.buffer, data.byteOffset, data.byteLength)) as [number, Fields][];
-  for (const [t, f] of values) {
-    ts.push(t);
-    rows.push(f);
-  }
-  return { ts, rows };
+interface Batch {
+  t: ArrayLike<number>;
+  f: Record<string, ArrayLike<FieldValue>>;
+}
+
+function column(out: SeriesColumns, field: string, n: number): FieldValue[] {
+  let col = out.fields[field];
+  if (!col) out.fields[field] = col = new Array<FieldValue>(n).fill(null);
+  return col;
 }

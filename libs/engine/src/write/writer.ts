@@ -44,7 +44,7 @@ export class Writer {
         list.push(j);
       }
       for (const [window, indexes] of byWindow) {
-        for (const j of indexes) enc.record(s.ts[j]!, keys, columns, j, s.key.metric);
+        if (!enc.batch(s.ts, names, columns, indexes)) for (const j of indexes) enc.record(s.ts[j]!, keys, columns, j, s.key.metric);
         const data = enc.take();
         bytes += data.length;
         appends.push({ ref, window, id: s.id, key: s.key, data });
