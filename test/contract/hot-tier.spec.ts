@@ -146,3 +146,26 @@ describe('embedded hot tier log', () => {
     await again.close();
   });
 });
+
+describe('embedded hot tier log rewrite under load', () => {
+  it('acknowledges appends that arrive while the log is being rewritten', async () => {
+    const dir = tempDir('hotlog2');
+    const tier = await EmbeddedHotTier.open({ dir, fsync: 'always', compactSlackBytes: 1024 });
+    const ref = { ns: 'c', shard: 0 };
+    const key = { metric: 'm', tags: {} };
+    const id = seriesId(key);
+    await tier.append([{ ref, window: 0, id, key, data: new Uint8Array(200_000) }]);
+    const lease = (await tier.acquireLease(ref, 'w', 10_000))!;
+    const release = tier.release(lease, 0, [{ id, length: 200_000 }]);
+    // Keep appending, one at a time across event-loop turns, so some land mid-rewrite.
+    const during: Promise<void>[] = [];
+    for (let i = 0; i < 20; i++) {
+      during.push(tier.append([{ ref, window: H * (i + 1), id, key, data: Uint8Array.of(i) }]));
+      await new Promise((r) => setImmediate(r));
+    }
+    const settled = await Promise.race([Promise.all([release, ...during]).then(() => 'done'), new Promise((r) => setTimeout(() => r('stuck'), 5_000))]);
+    expect(settled).toBe('done');
+    expect(await tier.openWindows(ref)).toHaveLength(20);
+    await tier.close();
+  });
+});

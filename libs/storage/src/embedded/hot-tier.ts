@@ -49,6 +49,8 @@ export class EmbeddedHotTier implements HotTier {
   private readonly path: string;
   private file!: FileHandle;
   private fileBytes = 0;
+  /** File size right after the last rewrite (0: never rewritten in this process). */
+  private rewrittenBytes = 0;
   private liveBytes = 0;
   private pending: { buf: Buffer; apply: () => void; resolve: () => void; reject: (e: unknown) => void }[] = [];
   private writing: Promise<void> | null = null;
@@ -89,8 +91,10 @@ export class EmbeddedHotTier implements HotTier {
 
   /** Once released bytes dominate the file, rewriting it makes the log (and the next replay) small again. */
   private shouldCompact(): boolean {
-    const slack = this.fileBytes - this.liveBytes;
-    return slack > (this.options.compactSlackBytes ?? 64 * 1024 * 1024) && slack > this.liveBytes;
+    // Framing and series keys make a freshly rewritten file larger than the live data, so count
+    // only what was appended since the last rewrite, or one rewrite would call for the next.
+    const grown = this.fileBytes - this.rewrittenBytes;
+    return grown > (this.options.compactSlackBytes ?? 64 * 1024 * 1024) && this.fileBytes - this.liveBytes > this.liveBytes;
   }
 
   private shard(ref: ShardRef): ShardState {
@@ -151,23 +155,28 @@ export class EmbeddedHotTier implements HotTier {
   }
 
   private async drain(): Promise<void> {
-    while (this.pending.length > 0) {
-      const batch = this.pending;
-      this.pending = [];
-      try {
-        const buf = Buffer.concat(batch.map((b) => b.buf));
-        await this.file.write(buf);
-        if (this.options.fsync === 'always') await this.file.datasync();
-        this.fileBytes += buf.length;
-        for (const b of batch) {
-          b.apply();
-          b.resolve();
+    for (;;) {
+      while (this.pending.length > 0) {
+        const batch = this.pending;
+        this.pending = [];
+        try {
+          const buf = Buffer.concat(batch.map((b) => b.buf));
+          await this.file.write(buf);
+          if (this.options.fsync === 'always') await this.file.datasync();
+          this.fileBytes += buf.length;
+          for (const b of batch) {
+            b.apply();
+            b.resolve();
+          }
+        } catch (e) {
+          for (const b of batch) b.reject(e);
         }
-      } catch (e) {
-        for (const b of batch) b.reject(e);
       }
+      if (!this.shouldCompact()) break;
+      // Commits that arrive while the log is rewritten wait in `pending`: go round again for them.
+      await this.compact();
     }
-    if (this.shouldCompact()) await this.compact();
+    // No await since the last look at `pending`, so no commit can be left behind here.
     this.writing = null;
   }
 
@@ -198,6 +207,7 @@ export class EmbeddedHotTier implements HotTier {
     closeSync(dir);
     this.file = await open(this.path, 'a');
     this.fileBytes = bytes;
+    this.rewrittenBytes = bytes;
   }
 
   async append(entries: readonly HotAppend[]): Promise<void> {
