@@ -196,7 +196,7 @@ export class QueryEngine {
     };
     const perEntry = await mapLimit(entries, Math.max(1, Math.ceil(this.options.concurrency / 2)), async (entry) => {
       const footer = await this.footer(entry);
-      const wanted = footer.series.filter((s) => !skip?.has(s.id) && s.metric === spec.metric && tagsMatch(s.tags, spec.tags) && s.maxTs >= spec.from && s.minTs < spec.to);
+      const wanted = candidates(footer, spec).filter((s) => !skip?.has(s.id) && s.metric === spec.metric && tagsMatch(s.tags, spec.tags) && s.maxTs >= spec.from && s.minTs < spec.to);
       return { entry, wanted, blocks: await this.readBlocks(entry, wanted) };
     });
     // Insert in catalog order (window, fence, part), so precedence is right whatever finished first.
@@ -316,7 +316,7 @@ export class QueryEngine {
     const suffix = `.${resolution}`;
     await mapLimit([...rolled.values()], Math.max(1, Math.ceil(this.options.concurrency / 2)), async (entry) => {
       const footer = await this.footer(entry);
-      const wanted = footer.series.filter((s) => s.id.endsWith(suffix) && s.metric === spec.metric && tagsMatch(s.tags, spec.tags));
+      const wanted = candidates(footer, spec).filter((s) => s.id.endsWith(suffix) && s.metric === spec.metric && tagsMatch(s.tags, spec.tags));
       const blocks = await this.readBlocks(entry, wanted);
       wanted.forEach((s, i) => {
         const data = blocks[i]!;
@@ -377,6 +377,32 @@ export class QueryEngine {
     this.counters.objectBytes += got.body.length;
     return got.body;
   }
+}
+
+/** Per cached footer: its entries by metric and by tag pair, so a selector looks only at candidates. */
+const footerIndexes = new WeakMap<SegmentFooter, Map<string, FooterEntry[]>>();
+
+function candidates(footer: SegmentFooter, spec: QuerySpec): readonly FooterEntry[] {
+  let index = footerIndexes.get(footer);
+  if (!index) {
+    index = new Map();
+    const put = (k: string, e: FooterEntry) => {
+      let l = index!.get(k);
+      if (!l) index!.set(k, (l = []));
+      l.push(e);
+    };
+    for (const e of footer.series) {
+      put(`m\u0000${e.metric}`, e);
+      for (const [k, v] of Object.entries(e.tags)) put(`t\u0000${k}\u0000${v}`, e);
+    }
+    footerIndexes.set(footer, index);
+  }
+  let best = index.get(`m\u0000${spec.metric}`) ?? [];
+  for (const [k, v] of Object.entries(spec.tags)) {
+    const l = index.get(`t\u0000${k}\u0000${v}`) ?? [];
+    if (l.length < best.length) best = l;
+  }
+  return best;
 }
 
 /** Roughly what decoded columns occupy: 8 bytes a value, more for strings and nested values. */
