@@ -129,30 +129,7 @@ export class RollupBuilder {
         series.push({ id: `${id}.${res.name}`, metric, tags, ...bucketsToColumns(byField) });
       }
     }
-    series.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    const bytes = encodeSegment({ ns: ref.ns, shard: ref.shard, window, series });
-    await this.objects.put(key, bytes);
-    const { footerOffset, footerLength } = readTrailer(bytes.subarray(bytes.length - SEGMENT_TRAILER_BYTES));
-    const metrics = [...new Set(series.map((s) => s.metric))].sort();
-    await this.rollups.add(
-      ref,
-      {
-        window,
-        part: 0,
-        fence: 0,
-        key,
-        size: bytes.length,
-        footerOffset,
-        footerLength,
-        series: series.length,
-        samples: series.reduce((n, s) => n + s.ts.length, 0),
-        minTs: window,
-        maxTs: window + WINDOW_MS - 1,
-        metrics: metrics.length <= 256 ? metrics : null,
-        createdAt: this.options.clock.now(),
-      },
-      (e) => e.window === window && !isDayRollup(e.key),
-    );
+    await this.store(ref, key, window, WINDOW_MS, series, (e) => e.window === window && !isDayRollup(e.key));
     return sources.size;
   }
 
@@ -177,30 +154,32 @@ export class RollupBuilder {
       }
     }
     const series: SegmentSeriesInput[] = [...rows]
-      .map(([id, r]) => ({ id, metric: r.metric, tags: r.tags, ts: r.ts, fields: Object.fromEntries(r.fields) }))
-      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    const bytes = encodeSegment({ ns: ref.ns, shard: ref.shard, window: day, series });
+      .map(([id, r]) => ({ id, metric: r.metric, tags: r.tags, ts: r.ts, fields: Object.fromEntries(r.fields) }));
+    await this.store(ref, key, day, DAY_MS, series, (e) => e.window === day && isDayRollup(e.key));
+  }
+
+  /** Write a rollup object covering [start, start + span) and register it in place of `replaces`. */
+  private async store(ref: ShardRef, key: string, start: number, span: number, series: SegmentSeriesInput[], replaces: (e: CatalogEntry) => boolean): Promise<void> {
+    series.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const bytes = encodeSegment({ ns: ref.ns, shard: ref.shard, window: start, series });
     await this.objects.put(key, bytes);
     const { footerOffset, footerLength } = readTrailer(bytes.subarray(bytes.length - SEGMENT_TRAILER_BYTES));
     const metrics = [...new Set(series.map((s) => s.metric))].sort();
-    await this.rollups.add(
-      ref,
-      {
-        window: day,
-        part: 0,
-        fence: 0,
-        key,
-        size: bytes.length,
-        footerOffset,
-        footerLength,
-        series: series.length,
-        samples: series.reduce((n, s) => n + s.ts.length, 0),
-        minTs: day,
-        maxTs: day + DAY_MS - 1,
-        metrics: metrics.length <= 256 ? metrics : null,
-        createdAt: this.options.clock.now(),
-      },
-      (e) => e.window === day && isDayRollup(e.key),
-    );
+    const entry: CatalogEntry = {
+      window: start,
+      part: 0,
+      fence: 0,
+      key,
+      size: bytes.length,
+      footerOffset,
+      footerLength,
+      series: series.length,
+      samples: series.reduce((n, s) => n + s.ts.length, 0),
+      minTs: start,
+      maxTs: start + span - 1,
+      metrics: metrics.length <= 256 ? metrics : null,
+      createdAt: this.options.clock.now(),
+    };
+    await this.rollups.add(ref, entry, replaces);
   }
 }
