@@ -2,7 +2,7 @@ import { MsgpackStreamDecoder, joinChunks, packr, toSeriesColumns } from './code
 import { S4DecodeError, S4HttpError, S4ValidationError } from './errors.js';
 import { retryPolicy, type RetryOptions } from './retry.js';
 import { Transport, decodeJson, type FetchLike, type RetryEvent } from './transport.js';
-import type { ExportSpec, FlushResult, QueryResult, QuerySpec, Sample, SeriesColumns, SeriesInfo, SeriesSpec, Time } from './types.js';
+import type { ExportSpec, FlushResult, LatestSpec, QueryResult, QuerySpec, Sample, SeriesColumns, SeriesInfo, SeriesSpec, Time } from './types.js';
 import { assertSamples } from './validate.js';
 import { S4Writer, type WriterOptions } from './writer.js';
 
@@ -100,21 +100,26 @@ export class S4Client {
    * chunks of the same metric and tags, in time order. Breaking out of the loop cancels the request.
    */
   async *stream(spec: QuerySpec): AsyncGenerator<SeriesColumns, void, undefined> {
-    const response = await this.#openQuery(spec, 'msgpack');
-    const type = response.headers.get('content-type') ?? '';
-    if (type.includes('json')) {
-      // A server or proxy that answered JSON columns instead: same shape, decoded in one piece.
-      const body = (await response.json()) as { series?: unknown[] };
-      if (!Array.isArray(body.series)) throw new S4DecodeError('query answer has no series array');
-      for (const s of body.series) yield toSeriesColumns(s);
-      return;
-    }
-    const decoder = new MsgpackStreamDecoder();
-    for await (const bytes of readBody(response)) {
-      for (const value of decoder.push(bytes)) yield toSeriesColumns(value);
-    }
-    for (const value of decoder.end()) yield toSeriesColumns(value);
+    yield* decodeColumns(await this.#openQuery(spec, 'msgpack'));
   }
+
+  /**
+   * The newest sample of every series matching the selector, within [from, to) (server
+   * defaults: `to` = now, `from` = one day before `to`). One point per series, as columns.
+   */
+  async latest(spec: LatestSpec): Promise<QueryResult> {
+    if (typeof spec.metric !== 'string' || spec.metric === '') throw new S4ValidationError([{ path: 'metric', message: 'expected a non-empty string' }]);
+    const query = new URLSearchParams({ metric: spec.metric, format: 'msgpack' });
+    for (const [k, v] of Object.entries(spec.tags ?? {})) query.append('tag', `${k}:${v}`);
+    if (spec.from !== undefined) query.set('from', String(toMs(spec.from, 'from')));
+    if (spec.to !== undefined) query.set('to', String(toMs(spec.to, 'to')));
+    if (spec.fields !== undefined) query.set('fields', spec.fields.join(','));
+    const response = await this.#transport.open({ method: 'GET', path: '/v1/latest', query, headers: { accept: 'application/msgpack' }, signal: spec.signal });
+    const series: SeriesColumns[] = [];
+    for await (const s of decodeColumns(response)) series.push(s);
+    return { series, points: series.length };
+  }
+
 
   /**
    * Streams a query's answer as raw bytes in a server format (CSV, NDJSON, concatenated
@@ -194,7 +199,22 @@ export class S4Client {
   }
 }
 
-/** Adds the `tags` a sample may omit and drops `undefined` fields, copying only when needed. */
+/** Column chunks of a query answer: concatenated MessagePack, or JSON columns from a server or proxy that chose JSON. */
+async function* decodeColumns(response: Response): AsyncGenerator<SeriesColumns, void, undefined> {
+  const type = response.headers.get('content-type') ?? '';
+  if (type.includes('json')) {
+    const body = (await response.json()) as { series?: unknown[] };
+    if (!Array.isArray(body.series)) throw new S4DecodeError('query answer has no series array');
+    for (const s of body.series) yield toSeriesColumns(s);
+    return;
+  }
+  const decoder = new MsgpackStreamDecoder();
+  for await (const bytes of readBody(response)) {
+    for (const value of decoder.push(bytes)) yield toSeriesColumns(value);
+  }
+  for (const value of decoder.end()) yield toSeriesColumns(value);
+}
+
 interface WireSeries {
   metric: string;
   tags: Record<string, string>;

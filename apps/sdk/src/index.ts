@@ -22,6 +22,7 @@ export type {
   FieldValue,
   FlushResult,
   JsonValue,
+  LatestSpec,
   QueryResult,
   QuerySpec,
   Sample,

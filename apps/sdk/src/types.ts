@@ -67,6 +67,16 @@ export interface ExportSpec extends QuerySpec {
 }
 
 /** Selects series for `series()`; every part optional. */
+/** Which series `latest()` reads, and optionally the window [from, to) to look in. */
+export interface LatestSpec {
+  metric: string;
+  tags?: Tags;
+  from?: Time;
+  to?: Time;
+  fields?: string[];
+  signal?: AbortSignal;
+}
+
 export interface SeriesSpec {
   metric?: string;
   tags?: Tags;

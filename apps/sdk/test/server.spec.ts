@@ -66,6 +66,17 @@ describe('SDK against an embedded S4', { timeout: 60_000 }, () => {
     const result = await client.query({ metric: 'sdk.env', from: base, to: base + HOUR });
     expect(result.points).toBe(500);
   });
+
+  it('latest() returns the newest sample of each series, flushed or hot', async () => {
+    const all = await client.query({ metric: 'sdk.env', from: base, to: base + HOUR });
+    const latest = await client.latest({ metric: 'sdk.env', from: base, to: base + HOUR });
+    expect(latest.series).toHaveLength(all.series.length);
+    expect(latest.points).toBe(all.series.length);
+    for (const s of latest.series) {
+      const full = all.series.find((x) => JSON.stringify(x.tags) === JSON.stringify(s.tags))!;
+      expect(s.ts[0]).toBe(full.ts[full.ts.length - 1]);
+    }
+  });
 });
 
 describe('the batching writer across a server restart', () => {
