@@ -1,7 +1,7 @@
 import type { FieldValue } from '@s4/core';
+import { AGGS, type Agg } from '@s4/engine';
 
-export type Agg = 'avg' | 'min' | 'max' | 'sum' | 'count' | 'first' | 'last';
-export const ALL_AGGS: Agg[] = ['avg', 'min', 'max', 'sum', 'count', 'first', 'last'];
+export const ALL_AGGS: Agg[] = [...AGGS];
 
 /**
  * The obvious computation of step aggregates over de-duplicated raw samples, for comparing

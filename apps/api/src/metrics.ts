@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { WINDOW_MS, allShards, type Clock, type HotTier } from '@s4/core';
 import type { FlushStats, QueryCounters, RollupStats } from '@s4/engine';
@@ -18,8 +19,7 @@ export class Metrics {
   readonly flushSeconds = new Histogram({ name: 's4_flush_seconds', help: 'Flush pass duration', buckets: [0.01, 0.1, 1, 10, 60, 300], registers: [this.registry] });
   readonly rollupObjects = new Counter({ name: 's4_rollup_objects_total', help: 'Rollup objects written', registers: [this.registry] });
   readonly rollupErrors = new Counter({ name: 's4_rollup_errors_total', help: 'Failed aggregation passes', registers: [this.registry] });
-  lastFlushError: unknown = null;
-  lastRollupError: unknown = null;
+  private readonly log = new Logger('workers');
 
   constructor(hot: HotTier, ns: string, shards: number, clock: Clock) {
     const registry = this.registry;
@@ -59,13 +59,14 @@ export class Metrics {
     this.rollupObjects.inc(stats.objects);
   }
 
+  /** A failed pass is counted and logged; the worker tries again on its next pass. */
   recordRollupError(e: unknown): void {
     this.rollupErrors.inc();
-    this.lastRollupError = e;
+    this.log.error(`aggregation pass failed: ${(e as Error)?.stack ?? String(e)}`);
   }
 
   recordFlushError(e: unknown): void {
     this.flushErrors.inc();
-    this.lastFlushError = e;
+    this.log.error(`flush pass failed: ${(e as Error)?.stack ?? String(e)}`);
   }
 }

@@ -140,14 +140,9 @@ export function parseQueryBody(body: unknown, accept?: string): ParsedQuery {
   return { spec: toSpec(p, p.tags, p.fields, 'body'), format: pickFormat(p.format, accept) };
 }
 
-export const latestParamsSchema = z.strictObject({
-  metric: z.string().min(1, 'metric is required'),
-  tag: z.union([tagPair, z.array(tagPair)]).optional(),
-  from: time.optional(),
-  to: time.optional(),
-  fields: z.string().optional(),
-  format: z.enum(FORMATS).optional(),
-});
+export const latestParamsSchema = queryParamsSchema
+  .pick({ metric: true, tag: true, fields: true, format: true })
+  .extend({ from: time.optional(), to: time.optional() });
 
 /** Latest sample per series in [from, to): `to` defaults to now + the allowed future, `from` to one day before `to`. */
 export function parseLatestParams(params: unknown, accept: string | undefined, now: number, maxFutureMs: number): ParsedQuery {

@@ -1,8 +1,8 @@
 import { DAY_MS, PreconditionFailedError, catalogDaysKey, catalogKey, type CatalogKind, type ObjectStore, type ShardRef } from '@s4/core';
-import { decodeCatalog, encodeCatalog, type Catalog, type CatalogEntry } from '@s4/format';
+import { MAX_CATALOG_METRICS, SEGMENT_TRAILER_BYTES, decodeCatalog, encodeCatalog, readTrailer, type Catalog, type CatalogEntry } from '@s4/format';
 
-interface Cached<T = Catalog> {
-  catalog: T;
+interface Cached<T> {
+  value: T;
   etag: string | undefined;
   /** The shard's catalog generation when this copy was known to be current. */
   generation: number;
@@ -14,7 +14,7 @@ interface Cached<T = Catalog> {
  * only when the shard's generation moved past the one they were read at.
  */
 export class CatalogStore {
-  private readonly cache = new Map<string, Cached>();
+  private readonly cache = new Map<string, Cached<Catalog>>();
   private readonly dayLists = new Map<string, Cached<number[]>>();
 
   constructor(
@@ -24,30 +24,25 @@ export class CatalogStore {
 
   /** The catalog of the day containing `window`, current as of `generation`. */
   async read(ref: ShardRef, day: number, generation: number): Promise<Catalog> {
-    const key = catalogKey(ref, day, this.kind);
-    const cached = this.cache.get(key);
-    if (cached && cached.generation >= generation) return cached.catalog;
-    const got = await this.objects.get(key, cached?.etag ? { ifNoneMatch: cached.etag } : undefined);
-    let next: Cached;
-    if (got === null) next = { catalog: emptyCatalog(ref, day), etag: undefined, generation };
-    else if (got.notModified) next = { ...cached!, generation };
-    else next = { catalog: decodeCatalog(got.body), etag: got.etag, generation };
-    this.cache.set(key, next);
-    return next.catalog;
+    return this.current(this.cache, catalogKey(ref, day, this.kind), generation, decodeCatalog, () => emptyCatalog(ref, day));
   }
 
   /** The days that have a catalog, current as of `generation`. */
   async days(ref: ShardRef, generation: number): Promise<number[]> {
-    const key = catalogDaysKey(ref, this.kind);
-    const cached = this.dayLists.get(key);
-    if (cached && cached.generation >= generation) return cached.catalog;
+    return this.current(this.dayLists, catalogDaysKey(ref, this.kind), generation, decodeDays, () => []);
+  }
+
+  /** A cached object, revalidated with a conditional GET when `generation` moved past its copy. */
+  private async current<T>(cache: Map<string, Cached<T>>, key: string, generation: number, decode: (b: Uint8Array) => T, empty: () => T): Promise<T> {
+    const cached = cache.get(key);
+    if (cached && cached.generation >= generation) return cached.value;
     const got = await this.objects.get(key, cached?.etag ? { ifNoneMatch: cached.etag } : undefined);
-    let next: Cached<number[]>;
-    if (got === null) next = { catalog: [], etag: undefined, generation };
+    let next: Cached<T>;
+    if (got === null) next = { value: empty(), etag: undefined, generation };
     else if (got.notModified) next = { ...cached!, generation };
-    else next = { catalog: decodeDays(got.body), etag: got.etag, generation };
-    this.dayLists.set(key, next);
-    return next.catalog;
+    else next = { value: decode(got.body), etag: got.etag, generation };
+    cache.set(key, next);
+    return next.value;
   }
 
   /** Entries of every day overlapping [from, to) whose window overlaps it. */
@@ -102,7 +97,7 @@ export class CatalogStore {
       const next: Catalog = { ...catalog, entries: [...kept, entry] };
       try {
         const put = await this.objects.put(key, encodeCatalog(next), etag ? { ifMatch: etag } : { ifNoneMatch: '*' });
-        this.cache.set(key, { catalog: next, etag: put.etag, generation: this.cache.get(key)?.generation ?? 0 });
+        this.cache.set(key, { value: next, etag: put.etag, generation: this.cache.get(key)?.generation ?? 0 });
         return;
       } catch (e) {
         if (!(e instanceof PreconditionFailedError) || attempt >= 10) throw e;
@@ -139,4 +134,20 @@ function decodeDays(bytes: Uint8Array): number[] {
   const doc = JSON.parse(Buffer.from(bytes).toString('utf8')) as { version: number; days: number[] };
   if (doc.version !== 1 || !Array.isArray(doc.days)) throw new Error(`catalog day list has unknown version ${doc.version}`);
   return doc.days;
+}
+
+/** The distinct metric names a catalog entry lists, or null when there are too many to list. */
+export function metricsOf(names: Iterable<string>): string[] | null {
+  const list = [...new Set(names)].sort();
+  return list.length <= MAX_CATALOG_METRICS ? list : null;
+}
+
+/** The catalog entry of an object just written: size and footer location are read off its bytes. */
+export function entryOf(
+  key: string,
+  bytes: Uint8Array,
+  e: Pick<CatalogEntry, 'window' | 'part' | 'fence' | 'samples' | 'minTs' | 'maxTs' | 'createdAt'> & { series: readonly { metric: string }[] },
+): CatalogEntry {
+  const { footerOffset, footerLength } = readTrailer(bytes.subarray(bytes.length - SEGMENT_TRAILER_BYTES));
+  return { ...e, key, size: bytes.length, footerOffset, footerLength, series: e.series.length, metrics: metricsOf(e.series.map((s) => s.metric)) };
 }

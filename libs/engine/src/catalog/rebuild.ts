@@ -1,6 +1,6 @@
 import { DAY_MS, parseSegmentKey, segmentShardPrefix, type ObjectStore, type ShardRef } from '@s4/core';
 import { SEGMENT_TRAILER_BYTES, decodeFooter, readTrailer, type CatalogEntry } from '@s4/format';
-import type { CatalogStore } from './catalog-store.js';
+import { metricsOf, type CatalogStore } from './catalog-store.js';
 
 /**
  * Rebuild a shard's catalogs from the segment objects themselves (LIST + footers), for when a
@@ -17,7 +17,6 @@ export async function rebuildCatalogs(objects: ObjectStore, catalogs: CatalogSto
     const got = await objects.get(obj.key, { range: { offset: footerOffset, length: footerLength } });
     if (!got || got.notModified) continue;
     const footer = decodeFooter(got.body);
-    const metrics = [...new Set(footer.series.map((s) => s.metric))].sort();
     const day = Math.floor(parsed.window / DAY_MS) * DAY_MS;
     let list = byDay.get(day);
     if (!list) byDay.set(day, (list = []));
@@ -33,7 +32,7 @@ export async function rebuildCatalogs(objects: ObjectStore, catalogs: CatalogSto
       samples: footer.series.reduce((n, s) => n + s.count, 0),
       minTs: Math.min(...footer.series.map((s) => s.minTs)),
       maxTs: Math.max(...footer.series.map((s) => s.maxTs)),
-      metrics: metrics.length <= 256 ? metrics : null,
+      metrics: metricsOf(footer.series.map((s) => s.metric)),
       createdAt: now,
     });
   }

@@ -1,6 +1,6 @@
 import { LeaseLostError, WINDOW_MS, allShards, segmentKey, type Clock, type HotLog, type HotTier, type Lease, type ObjectStore, type ShardRef } from '@s4/core';
-import { SEGMENT_TRAILER_BYTES, encodeSegment, readTrailer, type CatalogEntry, type SegmentSeriesInput } from '@s4/format';
-import { CatalogStore, nextPart } from '../catalog/catalog-store.js';
+import { encodeSegment, type SegmentSeriesInput } from '@s4/format';
+import { CatalogStore, entryOf, nextPart } from '../catalog/catalog-store.js';
 import { mapLimit } from '../concurrency.js';
 import { mergeSources } from '../query/merge.js';
 import { decodeRecords } from '../write/records.js';
@@ -24,8 +24,6 @@ export interface FlushStats {
   /** Shards with closed windows that another owner's lease kept this pass from flushing. */
   busyShards: number;
 }
-
-const MAX_METRICS_IN_CATALOG = 256;
 
 /**
  * The segment worker's core: turns closed hot windows into immutable segment parts.
@@ -97,8 +95,6 @@ export class Flusher {
     const bytes = encodeSegment({ ns: ref.ns, shard: ref.shard, window, series });
     await this.objects.put(key, bytes);
 
-    const { footerOffset, footerLength } = readTrailer(bytes.subarray(bytes.length - SEGMENT_TRAILER_BYTES));
-    const metrics = [...new Set(series.map((s) => s.metric))].sort();
     let samples = 0;
     let minTs = Infinity;
     let maxTs = -Infinity;
@@ -107,22 +103,7 @@ export class Flusher {
       minTs = Math.min(minTs, s.ts[0]!);
       maxTs = Math.max(maxTs, s.ts[s.ts.length - 1]!);
     }
-    const entry: CatalogEntry = {
-      window,
-      part,
-      fence: lease.fence,
-      key,
-      size: bytes.length,
-      footerOffset,
-      footerLength,
-      series: series.length,
-      samples,
-      minTs,
-      maxTs,
-      metrics: metrics.length <= MAX_METRICS_IN_CATALOG ? metrics : null,
-      createdAt: this.options.clock.now(),
-    };
-    await this.catalogs.add(ref, entry);
+    await this.catalogs.add(ref, entryOf(key, bytes, { window, part, fence: lease.fence, series, samples, minTs, maxTs, createdAt: this.options.clock.now() }));
     await this.hot.bumpGeneration(lease);
     await this.hot.release(lease, window, logs.map((l) => ({ id: l.id, length: l.data.length })));
     return { objects: 1, series: series.length, samples, bytes: bytes.length, busyShards: 0 };

@@ -5,18 +5,12 @@
 export class ByteBudgetCache<V> {
   private readonly entries = new Map<string, { value: V; bytes: number }>();
   private used = 0;
-  hits = 0;
-  misses = 0;
 
   constructor(private readonly budget: number) {}
 
   get(key: string): V | undefined {
     const e = this.entries.get(key);
-    if (!e) {
-      this.misses++;
-      return undefined;
-    }
-    this.hits++;
+    if (!e) return undefined;
     this.entries.delete(key);
     this.entries.set(key, e);
     return e.value;

@@ -115,16 +115,17 @@ export class QueryEngine {
     await mapLimit(allShards(this.options.shards), this.options.concurrency, async (shard) => {
       const ref = { ns: this.options.ns, shard };
       const generation = await this.hot.generation(ref);
-      for (const k of await this.hot.seriesIn(ref, metric, from, to)) if (tagsMatch(k.tags, tags)) found.set(JSON.stringify([k.metric, k.tags]), k);
+      for (const k of await this.hot.seriesIn(ref, metric, from, to)) if (tagsMatch(k.tags, tags)) found.set(canonicalSeries(k), k);
       const entries = (await this.catalogs.entries(ref, from, to, generation, WINDOW_MS)).filter((e) => metric === undefined || mayHold(e, metric));
       await mapLimit(entries, 4, async (e) => {
         const footer = await this.footer(e);
         for (const s of footer.series)
           if ((metric === undefined || s.metric === metric) && tagsMatch(s.tags, tags) && s.maxTs >= from && s.minTs < to)
-            found.set(JSON.stringify([s.metric, s.tags]), { metric: s.metric, tags: s.tags });
+            found.set(canonicalSeries(s), { metric: s.metric, tags: s.tags });
       });
     });
-    return [...found.values()].sort((a, b) => (JSON.stringify([a.metric, a.tags]) < JSON.stringify([b.metric, b.tags]) ? -1 : 1));
+    // Keyed by canonical form: hot-tier and footer copies of one series may list tags in another order.
+    return [...found].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, k]) => k);
   }
 
   private async queryShard(ref: ShardRef, spec: QuerySpec): Promise<SeriesResult[]> {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { DAY_MS, WINDOW_MS, allShards, dayRollupKey, rollupKey, type Clock, type FieldValue, type HotTier, type ObjectStore, type ShardRef } from '@s4/core';
-import { decodeSegment, encodeSegment, readTrailer, SEGMENT_TRAILER_BYTES, type CatalogEntry, type SegmentSeriesInput } from '@s4/format';
-import type { CatalogStore } from '../catalog/catalog-store.js';
+import { decodeSegment, encodeSegment, type CatalogEntry, type SegmentSeriesInput } from '@s4/format';
+import { entryOf, type CatalogStore } from '../catalog/catalog-store.js';
 import { mapLimit } from '../concurrency.js';
 import { mergeSources, type Source } from '../query/merge.js';
 import { bucketize, bucketsToColumns, type Bucket } from './buckets.js';
@@ -163,23 +163,8 @@ export class RollupBuilder {
     series.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const bytes = encodeSegment({ ns: ref.ns, shard: ref.shard, window: start, series });
     await this.objects.put(key, bytes);
-    const { footerOffset, footerLength } = readTrailer(bytes.subarray(bytes.length - SEGMENT_TRAILER_BYTES));
-    const metrics = [...new Set(series.map((s) => s.metric))].sort();
-    const entry: CatalogEntry = {
-      window: start,
-      part: 0,
-      fence: 0,
-      key,
-      size: bytes.length,
-      footerOffset,
-      footerLength,
-      series: series.length,
-      samples: series.reduce((n, s) => n + s.ts.length, 0),
-      minTs: start,
-      maxTs: start + span - 1,
-      metrics: metrics.length <= 256 ? metrics : null,
-      createdAt: this.options.clock.now(),
-    };
+    const samples = series.reduce((n, s) => n + s.ts.length, 0);
+    const entry = entryOf(key, bytes, { window: start, part: 0, fence: 0, series, samples, minTs: start, maxTs: start + span - 1, createdAt: this.options.clock.now() });
     await this.rollups.add(ref, entry, replaces);
   }
 }

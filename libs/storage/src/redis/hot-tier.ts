@@ -172,16 +172,6 @@ export class RedisHotTier implements HotTier {
     return { bytes, logs: await this.redis.dbsize() };
   }
 
-  /** Test helper: remove every S4 key of the namespace. */
-  async wipe(ns: string): Promise<void> {
-    let cursor = '0';
-    do {
-      const [next, keys] = await this.redis.scan(cursor, 'MATCH', `s4:{${ns}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) await this.redis.del(...keys);
-    } while (cursor !== '0');
-  }
-
   async close(): Promise<void> {
     await this.redis.quit();
   }
