@@ -54,6 +54,8 @@ const schema = z.object({
   S4_MAX_TAG_LENGTH: int(1, 65_536).default(256),
   S4_MAX_FUTURE_MS: int(0, 365 * 86_400_000).default(900_000),
   S4_MAX_QUERY_POINTS: int(1, 2 ** 40).default(50_000_000),
+  S4_MAX_NESTING_DEPTH: int(1, 1_000).default(64),
+  S4_REQUEST_TIMEOUT_MS: int(1_000, 3_600_000).default(120_000),
 });
 
 export type RawEnv = Readonly<Record<string, string | undefined>>;
@@ -94,6 +96,10 @@ export interface Config {
     readonly maxTags: number;
     readonly maxTagLength: number;
     readonly maxFutureMs: number;
+    /** Levels of arrays/objects inside one field value. */
+    readonly maxNestingDepth: number;
+    /** Whole request, body included: slow or stalled senders are cut off. */
+    readonly requestTimeoutMs: number;
   };
 }
 
@@ -151,6 +157,8 @@ export function loadConfig(env: RawEnv = process.env): Config {
       maxTags: e.S4_MAX_TAGS,
       maxTagLength: e.S4_MAX_TAG_LENGTH,
       maxFutureMs: e.S4_MAX_FUTURE_MS,
+      maxNestingDepth: e.S4_MAX_NESTING_DEPTH,
+      requestTimeoutMs: e.S4_REQUEST_TIMEOUT_MS,
     },
   } satisfies Config);
 }

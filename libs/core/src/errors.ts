@@ -61,3 +61,18 @@ export class CorruptDataError extends S4Error {
     super('corrupt_data', `${what} is corrupt: ${why}`, 500);
   }
 }
+
+/**
+ * A store the request needs (hot tier, object store) is down, full or too slow right now. Nothing
+ * of the request was written; the same request may be retried after `retryAfterSeconds`.
+ */
+export class UnavailableError extends S4Error {
+  constructor(
+    readonly component: 'hot tier' | 'object store',
+    what: string,
+    readonly retryAfterSeconds = 5,
+    readonly reason = 'unavailable',
+  ) {
+    super('unavailable', `${component} ${reason}: ${what}; retry after ${retryAfterSeconds} s`, 503, { component, reason, retryAfterSeconds });
+  }
+}

@@ -36,6 +36,23 @@ export interface SeriesData extends SeriesKey, SeriesColumns {
   readonly id: string;
 }
 
+/**
+ * An object keyed by user-supplied names (fields, tags, groups), without a prototype, so that
+ * `constructor`, `toString` or `valueOf` are names like any other rather than inherited
+ * functions. Every such map S4 builds starts here. (`__proto__` is refused by the validator:
+ * JSON parsers and msgpackr treat it specially, so it could not round-trip.)
+ */
+export function nameMap<T>(entries?: Iterable<readonly [string, T]>): Record<string, T> {
+  const out = Object.create(null) as Record<string, T>;
+  if (entries) for (const [k, v] of entries) out[k] = v;
+  return out;
+}
+
+/** `map[name]` when the map has it as its own property; never an inherited `constructor` or `toString`. */
+export function own<T>(map: Readonly<Record<string, T>>, name: string): T | undefined {
+  return Object.hasOwn(map, name) ? map[name] : undefined;
+}
+
 /** Tags sorted by key; the canonical form two equal series always share. */
 export function sortedTags(tags: Tags): [string, string][] {
   return Object.entries(tags).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
@@ -55,6 +72,6 @@ export function seriesId(key: SeriesKey): string {
 
 /** True when every selector tag is present on the series with the same value. */
 export function tagsMatch(series: Tags, selector: Tags): boolean {
-  for (const [k, v] of Object.entries(selector)) if (series[k] !== v) return false;
+  for (const [k, v] of Object.entries(selector)) if (own(series, k) !== v) return false;
   return true;
 }

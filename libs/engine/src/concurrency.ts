@@ -2,10 +2,17 @@
 export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
+  let failed = false;
   const worker = async () => {
-    while (next < items.length) {
+    // After a failure the answer is that failure: start nothing more.
+    while (next < items.length && !failed) {
       const i = next++;
-      out[i] = await fn(items[i]!, i);
+      try {
+        out[i] = await fn(items[i]!, i);
+      } catch (e) {
+        failed = true;
+        throw e;
+      }
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));

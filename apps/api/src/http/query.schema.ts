@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ValidationError } from '@s4/core';
+import { ValidationError, nameMap } from '@s4/core';
 import { AGGS, type AggregateSpec, type QuerySpec } from '@s4/engine';
 import { FORMATS, type Format } from './output/formats.js';
 
@@ -106,7 +106,7 @@ export function parseOrThrow<T extends z.ZodType>(schema: T, input: unknown, whe
 }
 
 export function tagsFromParams(tag: string | string[] | undefined): Record<string, string> {
-  const tags: Record<string, string> = {};
+  const tags = nameMap<string>();
   for (const t of typeof tag === 'string' ? [tag] : (tag ?? [])) {
     const i = t.indexOf(':');
     tags[t.slice(0, i)] = t.slice(i + 1);

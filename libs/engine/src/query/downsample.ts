@@ -1,4 +1,4 @@
-import type { SeriesColumns } from '@s4/core';
+import { nameMap, type SeriesColumns } from '@s4/core';
 
 /**
  * At most `maxPoints` samples that keep the shape of the line as a chart draws it (M4): the
@@ -11,7 +11,7 @@ export function reduceToPixels(data: SeriesColumns, from: number, to: number, ma
   if (n <= maxPoints) return data;
   const columns = Math.max(1, Math.floor(maxPoints / 4));
   const width = Math.ceil((to - from) / columns);
-  const shapeName = 'value' in data.fields ? 'value' : Object.keys(data.fields).find((f) => data.fields[f]!.some((v) => typeof v === 'number'));
+  const shapeName = Object.hasOwn(data.fields, 'value') ? 'value' : Object.keys(data.fields).find((f) => data.fields[f]!.some((v) => typeof v === 'number'));
   const shape = shapeName ? data.fields[shapeName]! : null;
   const keep = new Set<number>();
   let i = 0;
@@ -33,7 +33,7 @@ export function reduceToPixels(data: SeriesColumns, from: number, to: number, ma
     i = j;
   }
   const idx = [...keep].sort((a, b) => a - b);
-  const fields: SeriesColumns['fields'] = {};
+  const fields: SeriesColumns['fields'] = nameMap();
   for (const [f, col] of Object.entries(data.fields)) fields[f] = idx.map((k) => col[k]!);
   return { ts: idx.map((k) => data.ts[k]!), fields };
 }

@@ -1,4 +1,4 @@
-import type { FieldValue, SeriesColumns } from '@s4/core';
+import { nameMap, own, type FieldValue, type SeriesColumns } from '@s4/core';
 
 /**
  * Samples of one series from one source, as columns: segment blocks are sorted and unique, hot
@@ -29,7 +29,7 @@ export function mergeSources(sources: readonly Source[]): SeriesColumns {
   const order = rank.sort((a, b) => ts[a]! - ts[b]! || a - b);
   const names = new Set<string>();
   for (const s of sources) for (const f of Object.keys(s.data.fields)) names.add(f);
-  const out: SeriesColumns = { ts: [], fields: {} };
+  const out: SeriesColumns = { ts: [], fields: nameMap() };
   for (const f of names) out.fields[f] = [];
   for (let k = 0; k < order.length; k++) {
     const idx = order[k]!;
@@ -38,7 +38,7 @@ export function mergeSources(sources: readonly Source[]): SeriesColumns {
     const [si, i] = at[idx]!;
     const s = sources[si]!;
     out.ts.push(ts[idx]!);
-    for (const f of names) out.fields[f]!.push(s.data.fields[f]?.[i] ?? null);
+    for (const f of names) out.fields[f]!.push(own(s.data.fields, f)?.[i] ?? null);
   }
   return out;
 }
@@ -48,9 +48,9 @@ export function clip(data: SeriesColumns, from: number, to: number, fields?: rea
   const lo = lowerBound(data.ts, from);
   const hi = lowerBound(data.ts, to);
   const names = fields ?? Object.keys(data.fields);
-  const out: SeriesColumns = { ts: lo === 0 && hi === data.ts.length ? data.ts : data.ts.slice(lo, hi), fields: {} };
+  const out: SeriesColumns = { ts: lo === 0 && hi === data.ts.length ? data.ts : data.ts.slice(lo, hi), fields: nameMap() };
   for (const f of names) {
-    const col = data.fields[f];
+    const col = own(data.fields, f);
     if (col) out.fields[f] = lo === 0 && hi === data.ts.length ? col : col.slice(lo, hi);
     else if (fields) out.fields[f] = new Array<FieldValue>(hi - lo).fill(null);
   }
@@ -76,14 +76,14 @@ export function concatWindows(parts: readonly SeriesColumns[]): SeriesColumns {
   for (const p of parts) for (const f of Object.keys(p.fields)) names.add(f);
   let total = 0;
   for (const p of parts) total += p.ts.length;
-  const out: SeriesColumns = { ts: new Array<number>(total), fields: {} };
+  const out: SeriesColumns = { ts: new Array<number>(total), fields: nameMap() };
   for (const f of names) out.fields[f] = new Array<FieldValue>(total);
   let at = 0;
   for (const p of parts) {
     const n = p.ts.length;
     for (let i = 0; i < n; i++) out.ts[at + i] = p.ts[i]!;
     for (const f of names) {
-      const col = p.fields[f];
+      const col = own(p.fields, f);
       const dst = out.fields[f]!;
       if (col) for (let i = 0; i < n; i++) dst[at + i] = col[i]!;
       else for (let i = 0; i < n; i++) dst[at + i] = null;
@@ -92,3 +92,4 @@ export function concatWindows(parts: readonly SeriesColumns[]): SeriesColumns {
   }
   return out;
 }
+

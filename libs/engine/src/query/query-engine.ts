@@ -3,6 +3,8 @@ import {
   WINDOW_MS,
   allShards,
   canonicalSeries,
+  nameMap,
+  own,
   rollupKey,
   tagsMatch,
   type HotLog,
@@ -98,7 +100,12 @@ export class QueryEngine {
     const width = Math.max(1, Math.min(shards.length, Math.ceil(this.options.concurrency / 4)));
     const pending = new Map<number, Promise<SeriesResult[]>>();
     const start = (i: number) => {
-      if (i < shards.length) pending.set(i, this.queryShard({ ns: this.options.ns, shard: shards[i]! }, spec));
+      if (i >= shards.length) return;
+      const read = this.queryShard({ ns: this.options.ns, shard: shards[i]! }, spec);
+      // Reads started ahead are abandoned when an earlier one fails or the consumer stops early;
+      // their failures are already answered by the first one and must not surface as unhandled.
+      read.catch(() => undefined);
+      pending.set(i, read);
     };
     for (let i = 0; i < width; i++) start(i);
     for (let i = 0; i < shards.length; i++) {
@@ -175,7 +182,7 @@ export class QueryEngine {
           const data = this.mergeWindows(ws, spec, spec.fields);
           const n = data.ts.length;
           if (n === 0) continue;
-          const fields: SeriesColumns['fields'] = {};
+          const fields: SeriesColumns['fields'] = nameMap();
           for (const [f, col] of Object.entries(data.fields)) if (col[n - 1] !== null) fields[f] = [col[n - 1]!];
           found.set(id, { id, metric: key.metric, tags: key.tags, ts: [data.ts[n - 1]!], fields });
         }
@@ -222,7 +229,7 @@ export class QueryEngine {
     const groups = new Map<string, { key: SeriesKey; fields: Map<string, Bucket[][]> }>();
     for (const list of perShard)
       for (const s of list) {
-        const tags = spec.groupBy === undefined ? s.key.tags : Object.fromEntries(spec.groupBy.filter((k) => s.key.tags[k] !== undefined).map((k) => [k, s.key.tags[k]!]));
+        const tags = spec.groupBy === undefined ? s.key.tags : nameMap(spec.groupBy.flatMap((k) => { const v = own(s.key.tags, k); return v === undefined ? [] : [[k, v] as const]; }));
         const gk = spec.groupBy === undefined ? s.id : JSON.stringify(Object.entries(tags).sort());
         let g = groups.get(gk);
         if (!g) groups.set(gk, (g = { key: { metric: s.key.metric, tags }, fields: new Map() }));
@@ -238,7 +245,7 @@ export class QueryEngine {
       const ts = [...new Set([...merged.values()].flatMap((l) => l.map((b) => b.start)))].sort((a, b) => a - b);
       if (ts.length === 0) continue;
       const index = new Map(ts.map((t, i) => [t, i]));
-      const fields: Record<string, (number | null)[]> = {};
+      const fields = nameMap<(number | null)[]>();
       for (const [f, buckets] of [...merged].sort(([a], [b]) => (a < b ? -1 : 1)))
         for (const agg of spec.aggs) {
           const col = new Array<number | null>(ts.length).fill(null);

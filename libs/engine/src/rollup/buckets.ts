@@ -1,4 +1,4 @@
-import type { FieldValue } from '@s4/core';
+import { nameMap, type FieldValue } from '@s4/core';
 
 /**
  * Aggregates of one field over one time bucket. Buckets over disjoint samples combine exactly
@@ -112,7 +112,7 @@ export const BUCKET_COLUMNS = ['count', 'sum', 'min', 'max', 'first', 'firstTs',
 export function bucketsToColumns(byField: ReadonlyMap<string, readonly Bucket[]>): { ts: number[]; fields: Record<string, FieldValue[]> } {
   const starts = [...new Set([...byField.values()].flatMap((l) => l.map((b) => b.start)))].sort((a, b) => a - b);
   const index = new Map(starts.map((s, i) => [s, i]));
-  const fields: Record<string, FieldValue[]> = {};
+  const fields = nameMap<FieldValue[]>();
   for (const [field, list] of byField) {
     const cols = BUCKET_COLUMNS.map((c) => {
       const col = new Array<FieldValue>(starts.length).fill(null);

@@ -1,5 +1,5 @@
 import { msgpack } from '@s4/format';
-import { LimitError, type FieldValue, type SeriesColumns } from '@s4/core';
+import { LimitError, nameMap, own, type FieldValue, type SeriesColumns } from '@s4/core';
 
 /**
  * The bytes of a hot-tier log: concatenated MessagePack values in arrival order, each either
@@ -96,7 +96,7 @@ export class RecordEncoder {
    */
   batch(ts: readonly number[], names: readonly string[], columns: readonly (readonly FieldValue[])[], indexes: readonly number[]): boolean {
     if (indexes.length < 2) return false;
-    const f: Record<string, Float64Array | FieldValue[]> = {};
+    const f = nameMap<Float64Array | FieldValue[]>();
     for (let c = 0; c < columns.length; c++) {
       const col = columns[c]!;
       let dense = true;
@@ -126,7 +126,7 @@ export class RecordEncoder {
 
 /** A log as columns in arrival order (not sorted, duplicates kept); null where a sample lacks a field. */
 export function decodeRecords(data: Uint8Array): SeriesColumns {
-  const out: SeriesColumns = { ts: [], fields: {} };
+  const out: SeriesColumns = { ts: [], fields: nameMap() };
   if (data.length === 0) return out;
   const values = msgpack.unpackMultiple(Buffer.from(data.buffer, data.byteOffset, data.byteLength)) as ([number, Fields] | Batch)[];
   for (const v of values) {
@@ -152,7 +152,7 @@ interface Batch {
 }
 
 function column(out: SeriesColumns, field: string, n: number): FieldValue[] {
-  let col = out.fields[field];
+  let col = own(out.fields, field);
   if (!col) out.fields[field] = col = new Array<FieldValue>(n).fill(null);
   return col;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LimitError, ValidationError, canonicalSeries, seriesId, type FieldValue, type SeriesKey, type ValidationIssue } from '@s4/core';
+import { LimitError, ValidationError, canonicalSeries, nameMap, own, seriesId, type FieldValue, type SeriesKey, type ValidationIssue } from '@s4/core';
 import type { Fields } from './records.js';
 
 export interface WriteLimits {
@@ -24,14 +24,14 @@ export interface SeriesWrite {
 /** A series' columns while a request is parsed; appending pads columns so all stay aligned. */
 class Group {
   ts: number[] = [];
-  fields: Record<string, FieldValue[]> = {};
+  fields: Record<string, FieldValue[]> = nameMap();
   constructor(readonly key: SeriesKey) {}
 
   addRow(ts: number, row: Fields): void {
     const n = this.ts.length;
     this.ts.push(ts);
     for (const [f, v] of Object.entries(row)) {
-      let col = this.fields[f];
+      let col = own(this.fields, f);
       if (!col) this.fields[f] = col = new Array<FieldValue>(n).fill(null);
       col.push(v);
     }
@@ -42,13 +42,13 @@ class Group {
     if (this.ts.length === 0) {
       // The common case, one entry per series: adopt the arrays as they are.
       this.ts = ts;
-      this.fields = fields;
+      this.fields = nameMap(Object.entries(fields));
       return;
     }
     const n = this.ts.length;
     for (const t of ts) this.ts.push(t);
     for (const [f, col] of Object.entries(fields)) {
-      let dst = this.fields[f];
+      let dst = own(this.fields, f);
       if (!dst) this.fields[f] = dst = new Array<FieldValue>(n).fill(null);
       for (const v of col) dst.push(v);
     }
@@ -64,6 +64,7 @@ const printable = (what: string) =>
     .max(NAME_MAX, `${what} is longer than ${NAME_MAX} characters`)
     // eslint-disable-next-line no-control-regex -- matching control characters is the point
     .regex(/^[^\u0000-\u001f\u007f]*$/, `${what} must not contain control characters`)
+    .refine((s) => s !== '__proto__', `${what} must not be __proto__ (JSON and MessagePack decoders treat it specially)`)
     .refine((s) => s.isWellFormed(), `${what} must be well-formed Unicode (no lone surrogates)`);
 const text = z.string().refine((s) => s.isWellFormed(), 'strings must be well-formed Unicode (no lone surrogates)');
 
@@ -212,7 +213,7 @@ type ParsedSample = z.infer<typeof sampleSchema>;
 const SAMPLE_KEYS = new Set(['metric', 'tags', 'ts', 'fields']);
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f]/;
-const isName = (v: unknown): v is string => typeof v === 'string' && v.length >= 1 && v.length <= NAME_MAX && !CONTROL.test(v) && v.isWellFormed();
+const isName = (v: unknown): v is string => typeof v === 'string' && v !== '__proto__' && v.length >= 1 && v.length <= NAME_MAX && !CONTROL.test(v) && v.isWellFormed();
 
 /**
  * The common sample (flat numbers, booleans, strings, null) checked by hand: zod costs several

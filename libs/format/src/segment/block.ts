@@ -47,7 +47,8 @@ export function decodeBlock(bytes: Uint8Array, entry?: FooterEntry): SeriesColum
     const n = r.count();
     const ts = decodeTimestamps(r, n);
     const nFields = r.count(4);
-    const out: Record<string, FieldValue[]> = {};
+    // No prototype: a field may be called `constructor` (see nameMap in core).
+    const out = Object.create(null) as Record<string, FieldValue[]>;
     let prev: string | null = null;
     for (let f = 0; f < nFields; f++) {
       const col = decodeColumn(r, n);

@@ -1,8 +1,9 @@
-import { mkdirSync, openSync, readFileSync, renameSync, writeSync, fsyncSync, closeSync, ftruncateSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { mkdirSync, openSync, readFileSync, fsyncSync, closeSync, ftruncateSync } from 'node:fs';
+import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   LeaseLostError,
+  UnavailableError,
   type HotAppend,
   type HotCursor,
   type HotLog,
@@ -37,6 +38,8 @@ export interface EmbeddedHotTierOptions {
   /** Rewrite the log once it holds at least this many released bytes (and more released than live). */
   compactSlackBytes?: number;
   now?: () => number;
+  /** Failures of background work (log rewrites) that no request sees. */
+  onError?: (e: Error) => void;
 }
 
 /**
@@ -54,11 +57,15 @@ export class EmbeddedHotTier implements HotTier {
   private liveBytes = 0;
   private pending: { buf: Buffer; apply: () => void; resolve: () => void; reject: (e: unknown) => void }[] = [];
   private writing: Promise<void> | null = null;
+  /** A failed append may have left bytes after `fileBytes`; they are cut off before the next write. */
+  private torn = false;
+  private readonly onError: (e: Error) => void;
   private readonly now: () => number;
 
   private constructor(private readonly options: EmbeddedHotTierOptions) {
     this.path = join(options.dir, 'hot.wal');
     this.now = options.now ?? Date.now;
+    this.onError = options.onError ?? ((e) => process.emitWarning(e));
   }
 
   static async open(options: EmbeddedHotTierOptions): Promise<EmbeddedHotTier> {
@@ -86,7 +93,8 @@ export class EmbeddedHotTier implements HotTier {
     }
     this.file = await open(this.path, 'a');
     this.fileBytes = validBytes;
-    if (this.shouldCompact()) await this.compact();
+    if (this.shouldCompact())
+      await this.compact().catch((e: Error) => this.onError(new Error(`rewriting the hot-tier log ${this.path} at start failed (the old log stays in use): ${e.message}`)));
   }
 
   /** Once released bytes dominate the file, rewriting it makes the log (and the next replay) small again. */
@@ -160,8 +168,9 @@ export class EmbeddedHotTier implements HotTier {
         const batch = this.pending;
         this.pending = [];
         try {
+          await this.repair();
           const buf = Buffer.concat(batch.map((b) => b.buf));
-          await this.file.write(buf);
+          await this.writeAll(buf);
           if (this.options.fsync === 'always') await this.file.datasync();
           this.fileBytes += buf.length;
           for (const b of batch) {
@@ -169,42 +178,92 @@ export class EmbeddedHotTier implements HotTier {
             b.resolve();
           }
         } catch (e) {
-          for (const b of batch) b.reject(e);
+          // A failed or short write may have left part of the batch on disk. It is not
+          // acknowledged, and anything appended after it would be unreadable on replay (replay
+          // stops at the first torn record), so the tail is cut back before the next write.
+          this.torn = true;
+          await this.repair().catch(() => undefined);
+          const error = unavailable(e, 'appending to the hot-tier log');
+          for (const b of batch) b.reject(error);
         }
       }
       if (!this.shouldCompact()) break;
       // Commits that arrive while the log is rewritten wait in `pending`: go round again for them.
-      await this.compact();
+      try {
+        await this.compact();
+      } catch (e) {
+        // The old log is still whole (the rewrite publishes by rename); try again once it has grown more.
+        this.rewrittenBytes = this.fileBytes;
+        this.onError(new Error(`rewriting the hot-tier log ${this.path} failed (the old log stays in use): ${(e as Error).message}`));
+      }
     }
     // No await since the last look at `pending`, so no commit can be left behind here.
     this.writing = null;
   }
 
+  /** Write all of `buf`: a write may be short (a nearly full disk), and the rest must follow it. */
+  private async writeAll(buf: Buffer): Promise<void> {
+    let done = 0;
+    while (done < buf.length) {
+      const { bytesWritten } = await this.file.write(buf, done, buf.length - done);
+      if (bytesWritten <= 0) throw Object.assign(new Error('write made no progress'), { code: 'EIO' });
+      done += bytesWritten;
+    }
+  }
+
+  /** After a failed append: cut the file back to its last acknowledged byte, durably. */
+  private async repair(): Promise<void> {
+    if (!this.torn) return;
+    await this.file.truncate(this.fileBytes);
+    await this.file.datasync();
+    this.torn = false;
+  }
+
   /** Rewrite the log as the live state only; atomic by rename, so a crash keeps one whole file. */
   private async compact(): Promise<void> {
     const tmp = `${this.path}.tmp`;
-    const fd = openSync(tmp, 'w');
+    const out = await open(tmp, 'w');
     let bytes = 0;
-    const put = (r: WalRecord) => {
-      const b = encodeWalRecord(r);
-      writeSync(fd, b);
-      bytes += b.length;
-    };
-    for (const [k, s] of this.shards) {
-      const [ns, shardText] = splitShardKey(k);
-      const shard = Number(shardText);
-      put({ type: 'generation', ns, shard, value: s.generation });
-      put({ type: 'fence', ns, shard, value: s.fence });
-      for (const [window, logs] of s.windows)
-        for (const [id, log] of logs) put({ type: 'append', ns, shard, window, id, key: log.keyText, data: concat(log.chunks, log.length) });
+    try {
+      // Batched writes, and an await between them: a rewrite of a large log must not hold the
+      // event loop (commits wait in `pending` meanwhile, and nothing else changes the state).
+      let chunk: Buffer[] = [];
+      let chunkBytes = 0;
+      const flushChunk = async () => {
+        const buf = Buffer.concat(chunk);
+        let done = 0;
+        while (done < buf.length) done += (await out.write(buf, done, buf.length - done)).bytesWritten;
+        chunk = [];
+        chunkBytes = 0;
+      };
+      const put = async (r: WalRecord) => {
+        const b = encodeWalRecord(r);
+        chunk.push(b);
+        chunkBytes += b.length;
+        bytes += b.length;
+        if (chunkBytes >= 1 << 20) await flushChunk();
+      };
+      for (const [k, s] of this.shards) {
+        const [ns, shardText] = splitShardKey(k);
+        const shard = Number(shardText);
+        await put({ type: 'generation', ns, shard, value: s.generation });
+        await put({ type: 'fence', ns, shard, value: s.fence });
+        for (const [window, logs] of s.windows)
+          for (const [id, log] of logs) await put({ type: 'append', ns, shard, window, id, key: log.keyText, data: concat(log.chunks, log.length) });
+      }
+      await flushChunk();
+      await out.sync();
+    } catch (e) {
+      await out.close().catch(() => undefined);
+      await rm(tmp, { force: true }).catch(() => undefined);
+      throw e;
     }
-    fsyncSync(fd);
-    closeSync(fd);
+    await out.close();
     await this.file.close();
-    renameSync(tmp, this.path);
-    const dir = openSync(this.options.dir, 'r');
-    fsyncSync(dir);
-    closeSync(dir);
+    await rename(tmp, this.path);
+    const dir = await open(this.options.dir, 'r');
+    await dir.sync();
+    await dir.close();
     this.file = await open(this.path, 'a');
     this.fileBytes = bytes;
     this.rewrittenBytes = bytes;
@@ -326,4 +385,11 @@ function concat(chunks: Uint8Array[], length: number): Uint8Array {
 function splitShardKey(k: string): [string, string] {
   const i = k.lastIndexOf('/');
   return [k.slice(0, i), k.slice(i + 1)];
+}
+
+/** A failed disk operation, as the 503 it is for the caller: full disks say so. */
+function unavailable(e: unknown, doing: string): UnavailableError {
+  const code = (e as { code?: string }).code;
+  if (code === 'ENOSPC' || code === 'EDQUOT') return new UnavailableError('hot tier', `${doing}: the data volume is full (${code}); free space or flush`, 30, 'full');
+  return new UnavailableError('hot tier', `${doing}: ${code ?? (e as Error).message}`, 5, 'failed');
 }

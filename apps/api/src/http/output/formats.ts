@@ -1,4 +1,4 @@
-import { sortedTags, type FieldValue } from '@s4/core';
+import { nameMap, own, sortedTags, type FieldValue } from '@s4/core';
 import type { SeriesResult } from '@s4/engine';
 import { msgpack } from '@s4/format';
 
@@ -91,7 +91,7 @@ async function* csv(results: AsyncIterable<SeriesResult>, fields?: readonly stri
   const source: AsyncIterable<SeriesResult> | SeriesResult[] = buffered ?? results;
   for await (const s of source) {
     const head = `${csvCell(s.metric)},${csvCell(sortedTags(s.tags).map(([k, v]) => `${k}=${v}`).join(';'))},`;
-    const cols = columns.map((f) => s.fields[f]);
+    const cols = columns.map((f) => own(s.fields, f));
     let piece = '';
     for (let i = 0; i < s.ts.length; i++) {
       let row = `${head}${s.ts[i]}`;
@@ -122,7 +122,7 @@ async function* msgpackChunks(results: AsyncIterable<SeriesResult>): AsyncGenera
   for await (const s of results) {
     for (let lo = 0; lo < s.ts.length || lo === 0; lo += MSGPACK_CHUNK) {
       const hi = Math.min(s.ts.length, lo + MSGPACK_CHUNK);
-      const fields: Record<string, Float64Array | FieldValue[]> = {};
+      const fields = nameMap<Float64Array | FieldValue[]>();
       for (const [f, col] of Object.entries(s.fields)) fields[f] = numericColumn(col, lo, hi) ?? col.slice(lo, hi);
       const ts = new Float64Array(hi - lo);
       for (let i = lo; i < hi; i++) ts[i - lo] = s.ts[i]!;
