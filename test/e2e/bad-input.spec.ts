@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { msgpack } from '@s4/format';
 import { modeEnv } from '../support/modes.js';
@@ -19,6 +20,7 @@ interface Case {
   name: string;
   body: string | Uint8Array;
   type?: string;
+  encoding?: string;
   status: number;
   /** Every string must appear in the error message or its details. */
   mentions: string[];
@@ -49,6 +51,15 @@ const cases: Case[] = [
   { name: 'record too large', body: json({ samples: [{ ...ok, fields: { s: 'x'.repeat(600) } }] }), status: 413, mentions: ['S4_MAX_RECORD_BYTES', '512'] },
   { name: 'too many tags', body: json({ samples: [{ ...ok, tags: { a: '1', b: '2', c: '3', d: '4' } }] }), status: 400, mentions: ['S4_MAX_TAGS=3'] },
   { name: 'tag value too long', body: json({ samples: [{ ...ok, tags: { k: 'v'.repeat(17) } }] }), status: 400, mentions: ['S4_MAX_TAG_LENGTH=16', 'samples[0].tags.k'] },
+  { name: 'JSON with a truncated UTF-8 sequence', body: Buffer.concat([Buffer.from('{"samples":[{"metric":"bad.input","ts":1,"fields":{"s":"a'), Buffer.of(0xe2, 0x82), Buffer.from('"}}]}')]), status: 400, mentions: ['UTF-8'] },
+  { name: 'NDJSON with an invalid UTF-8 byte', body: Buffer.concat([Buffer.from('{"metric":"bad.input","ts":1,"fields":{"s":"'), Buffer.of(0xff), Buffer.from('"}}\n')]), type: 'application/x-ndjson', status: 400, mentions: ['UTF-8'] },
+  { name: 'gzip header on a body that is not gzip', body: json({ samples: [ok] }), encoding: 'gzip', status: 400, mentions: ['gzip'] },
+  { name: 'unsupported Content-Encoding', body: json({ samples: [ok] }), encoding: 'br', status: 415, mentions: ['Content-Encoding br', 'gzip'] },
+  { name: 'field value nested 30,000 deep', body: `{"samples":[{"metric":"bad.input","ts":1,"fields":{"v":${'['.repeat(30_000)}${']'.repeat(30_000)}}}]}`, status: 400, mentions: ['S4_MAX_NESTING_DEPTH=64'] },
+  { name: 'field value nested 2,000 deep', body: `{"samples":[{"metric":"bad.input","ts":1,"fields":{"v":${'['.repeat(2_000)}${']'.repeat(2_000)}}}]}`, status: 400, mentions: ['S4_MAX_NESTING_DEPTH=64', 'samples[0].fields.v'] },
+  { name: 'field value nested 1,000 deep in a column', body: json({ series: [{ metric: 'bad.input', ts: [now - 1000], fields: { v: [JSON.parse('{"a":'.repeat(1_000) + '1' + '}'.repeat(1_000)) as unknown] } }] }), status: 400, mentions: ['S4_MAX_NESTING_DEPTH=64'] },
+  { name: '__proto__ as a field name', body: '{"samples":[{"metric":"bad.input","ts":1,"fields":{"__proto__":1}}]}', status: 400, mentions: ['__proto__'] },
+  { name: '__proto__ as a field name (MessagePack)', body: msgpack.pack({ series: [{ metric: 'bad.input', ts: [now - 1000], fields: JSON.parse('{"__proto__":[1]}') as object }] }), type: 'application/msgpack', status: 400, mentions: ['__proto__'] },
   { name: 'timestamp too far in the future', body: json({ samples: [{ ...ok, ts: now + 3_600_000 }] }), status: 400, mentions: ['S4_MAX_FUTURE_MS=900000', 'samples[0].ts'] },
 ];
 
@@ -62,11 +73,12 @@ describe('bad input is refused with a useful message and changes nothing', () =>
   });
 
   it.each(cases)('$name → $status', async (c) => {
-    const r = await fetch(`${s4.url}/v1/write`, { method: 'POST', headers: { 'content-type': c.type ?? 'application/json' }, body: c.body });
+    const headers: Record<string, string> = { 'content-type': c.type ?? 'application/json', ...(c.encoding ? { 'content-encoding': c.encoding } : {}) };
+    const r = await fetch(`${s4.url}/v1/write`, { method: 'POST', headers, body: c.body });
     const text = await r.text();
     expect(r.status, text).toBe(c.status);
     const body = JSON.parse(text) as { error: { code: string; message: string } };
-    expect(body.error.code).toMatch(/^(invalid_request|limit_exceeded|unsupported_media_type)$/);
+    expect(body.error.code).toMatch(/^(invalid_request|limit_exceeded|unsupported_media_type|unsupported_encoding)$/);
     for (const m of c.mentions) expect(text).toContain(m);
   });
 
@@ -89,6 +101,14 @@ describe('bad input is refused with a useful message and changes nothing', () =>
     expect(await r.json()).toEqual({ series: [] });
     const listed = (await (await fetch(`${s4.url}/v1/series`)).json()) as { series: unknown[] };
     expect(listed.series).toEqual([]);
+  });
+
+  it('reads a gzip body (the encoding is honoured, not ignored)', async () => {
+    const body = gzipSync(JSON.stringify({ samples: [{ ...ok, metric: 'bad.input.gzip' }] }));
+    const r = await fetch(`${s4.url}/v1/write`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body });
+    expect(r.status, await r.text()).toBe(204);
+    const q = (await (await fetch(`${s4.url}/v1/query?metric=bad.input.gzip&from=0&to=${now}`)).json()) as { series: { ts: number[] }[] };
+    expect(q.series[0]?.ts).toEqual([ok.ts]);
   });
 
   it('accepts the same sample once it is valid (the checks are not refusing everything)', async () => {

@@ -49,7 +49,7 @@ async function apply(e: Awaited<ReturnType<typeof engine>>, model: ExpectedStore
   if (writes.length === 0) return;
   const samples = writes.map((w) => ({ ...SERIES[w.series]!, ts: w.ts, fields: { value: w.value } }));
   // NaN cannot travel in JSON, so the writes go through the engine directly with the same validation.
-  await e.writer.write(parseWrite({ kind: 'json', body: { samples } }, { maxSamplesPerRequest: 1e6, maxFieldsPerSample: 10, maxTags: 10, maxTagLength: 100, maxFutureMs: 1e9 }, e.clock.now()));
+  await e.writer.write(parseWrite({ kind: 'json', body: { samples } }, { maxSamplesPerRequest: 1e6, maxFieldsPerSample: 10, maxTags: 10, maxTagLength: 100, maxFutureMs: 1e9, maxNestingDepth: 64 }, e.clock.now()));
   for (const s of samples) model.write(s.metric, s.tags, s.ts, s.fields);
 }
 

@@ -21,7 +21,7 @@ describe('Flusher', () => {
     const writer = new Writer(hot, { ...opts, maxRecordBytes: 1 << 16 });
     const H0 = Date.UTC(2026, 0, 1);
     const samples = Array.from({ length: 5000 }, (_, i) => ({ metric: 'm', ts: H0 + i * 100, fields: { v: i } }));
-    await writer.write(parseWrite({ kind: 'json', body: { samples } }, { maxSamplesPerRequest: 1e6, maxFieldsPerSample: 9, maxTags: 9, maxTagLength: 99, maxFutureMs: 0 }, clock.now()));
+    await writer.write(parseWrite({ kind: 'json', body: { samples } }, { maxSamplesPerRequest: 1e6, maxFieldsPerSample: 9, maxTags: 9, maxTagLength: 99, maxFutureMs: 0, maxNestingDepth: 64 }, clock.now()));
     const [a, b] = await Promise.all([flusher.flushAll(clock.now()), flusher.flushAll(clock.now())]);
     expect(a.samples + b.samples).toBe(5000);
     expect(a.objects + b.objects).toBe(1);

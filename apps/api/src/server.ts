@@ -4,9 +4,9 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { loadConfig, redactConfig, type RawEnv } from '@s4/config';
-import { msgpack } from '@s4/format';
 import { AppModule } from './app.module.js';
 import { ApiKeyGuard } from './http/api-key.guard.js';
+import { installBodyDecoding } from './http/body.js';
 import { ErrorsFilter } from './http/errors.filter.js';
 import { createRuntime, type Runtime } from './runtime.js';
 
@@ -30,17 +30,10 @@ const NEST_LEVELS: Record<string, LogLevel[]> = {
 export async function startServer(env: RawEnv = process.env): Promise<RunningServer> {
   const config = loadConfig(env);
   const runtime = await createRuntime(config);
-  const adapter = new FastifyAdapter({ bodyLimit: config.limits.maxBodyBytes, keepAliveTimeout: 65_000 });
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRuntime(runtime), adapter, { logger: NEST_LEVELS[config.logLevel] ?? NEST_LEVELS.info! });
+  const adapter = new FastifyAdapter({ bodyLimit: config.limits.maxBodyBytes, keepAliveTimeout: 65_000, requestTimeout: config.limits.requestTimeoutMs });
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRuntime(runtime), adapter, { logger: NEST_LEVELS[config.logLevel] ?? NEST_LEVELS.info!, bodyParser: false });
   const fastify = app.getHttpAdapter().getInstance();
-  fastify.addContentTypeParser(['application/x-ndjson', 'application/ndjson'], { parseAs: 'string', bodyLimit: config.limits.maxBodyBytes }, (_req, body, done) => done(null, body));
-  fastify.addContentTypeParser('application/msgpack', { parseAs: 'buffer', bodyLimit: config.limits.maxBodyBytes }, (_req, body, done) => {
-    try {
-      done(null, msgpack.unpack(body as Buffer));
-    } catch (e) {
-      done(Object.assign(new Error(`body is not valid MessagePack: ${(e as Error).message}`), { statusCode: 400 }), undefined);
-    }
-  });
+  installBodyDecoding(fastify, config.limits);
   app.useGlobalFilters(new ErrorsFilter(config.limits.maxBodyBytes));
   app.useGlobalGuards(new ApiKeyGuard(config.apiKeys));
   const document = SwaggerModule.createDocument(

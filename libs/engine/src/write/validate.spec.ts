@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { LimitError, ValidationError } from '@s4/core';
 import { parseWrite, type WriteLimits } from './validate.js';
 
-const limits: WriteLimits = { maxSamplesPerRequest: 10, maxFieldsPerSample: 3, maxTags: 2, maxTagLength: 8, maxFutureMs: 1000 };
+const limits: WriteLimits = { maxSamplesPerRequest: 10, maxFieldsPerSample: 3, maxTags: 2, maxTagLength: 8, maxFutureMs: 1000, maxNestingDepth: 4 };
 const now = 1_000_000;
 const json = (body: unknown) => parseWrite({ kind: 'json', body }, limits, now);
 
@@ -37,6 +37,39 @@ describe('parseWrite', () => {
   it('accepts NaN and infinities (MessagePack carries them) but not lone surrogates', () => {
     expect(json({ samples: [{ metric: 'm', ts: 1, fields: { v: Number.NaN, w: -Infinity } }] })[0]!.fields).toEqual({ v: [Number.NaN], w: [-Infinity] });
     expect(() => json({ samples: [{ metric: 'm', ts: 1, fields: { s: '\ud800' } }] })).toThrow(/well-formed/);
+  });
+
+  it('stores constructor, toString, valueOf and hasOwnProperty as the plain names they are, in rows and columns', () => {
+    const names = ['constructor', 'toString', 'valueOf', 'hasOwnProperty'];
+    const out = json({
+      samples: [{ metric: 'm', tags: { constructor: 'c' }, ts: 1, fields: { constructor: 1, toString: 'x' } }],
+      series: [{ metric: 'm', tags: { constructor: 'c' }, ts: [2], fields: { valueOf: [true], hasOwnProperty: [3] } }],
+    });
+    expect(out).toHaveLength(1);
+    expect(Object.keys(out[0]!.fields).sort()).toEqual([...names].sort());
+    expect(out[0]!.fields.constructor).toEqual([1, null]);
+    expect(out[0]!.fields.hasOwnProperty).toEqual([null, 3]);
+    // Columnar first, then a row: the adopted column map must not expose inherited names.
+    const mixed = json({ series: [{ metric: 'm', ts: [1], fields: { a: [1] } }, { metric: 'm', ts: [2], fields: { toString: [2] } }] });
+    expect(mixed[0]!.fields.toString).toEqual([null, 2]);
+  });
+
+  it('refuses __proto__ as a field name or tag key, naming it', () => {
+    expect(() => json({ samples: [{ metric: 'm', ts: 1, fields: JSON.parse('{"__proto__": 1}') as object }] })).toThrow(/__proto__/);
+    expect(() => json({ samples: [{ metric: 'm', tags: JSON.parse('{"__proto__": "x"}') as object, ts: 1, fields: { v: 1 } }] })).toThrow(/__proto__/);
+  });
+
+  it('refuses values nested deeper than the limit, without overflowing the stack at any depth', () => {
+    const nest = (n: number) => {
+      let v: unknown = 1;
+      for (let i = 0; i < n; i++) v = i % 2 ? [v] : { k: v };
+      return v;
+    };
+    expect(json({ samples: [{ metric: 'm', ts: 1, fields: { v: nest(4) } }] })).toHaveLength(1);
+    for (const depth of [5, 2_000, 100_000]) {
+      expect(() => json({ samples: [{ metric: 'm', ts: 1, fields: { v: nest(depth) } }] }), `depth ${depth}`).toThrow(/S4_MAX_NESTING_DEPTH=4/);
+      expect(() => json({ series: [{ metric: 'm', ts: [1], fields: { v: [nest(depth)] } }] }), `columnar depth ${depth}`).toThrow(/S4_MAX_NESTING_DEPTH=4/);
+    }
   });
 
   it('enforces each limit by name', () => {

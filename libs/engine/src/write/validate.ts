@@ -8,6 +8,8 @@ export interface WriteLimits {
   readonly maxTags: number;
   readonly maxTagLength: number;
   readonly maxFutureMs: number;
+  /** Levels of arrays/objects inside one field value; deeper values are refused before any recursive check. */
+  readonly maxNestingDepth: number;
 }
 
 /**
@@ -131,6 +133,16 @@ export function parseWrite(input: WriteBody, limits: WriteLimits, now: number): 
       add(where, groupOf(where, fast), fast.ts, dropNulls(fast.fields));
       return;
     }
+    const reserved = protoName(raw);
+    if (reserved) {
+      issues.push({ path: `${where}${reserved}`, message: RESERVED });
+      return;
+    }
+    const deep = tooDeep(raw, limits.maxNestingDepth);
+    if (deep) {
+      issues.push({ path: `${where}${deep}`, message: `nested deeper than ${limits.maxNestingDepth} levels (limit S4_MAX_NESTING_DEPTH=${limits.maxNestingDepth})` });
+      return;
+    }
     const r = sampleSchema.safeParse(raw);
     if (!r.success) {
       for (const i of r.error.issues) issues.push({ path: `${where}${i.path.map((p) => `.${String(p)}`).join('')}`, message: i.message });
@@ -170,6 +182,11 @@ export function parseWrite(input: WriteBody, limits: WriteLimits, now: number): 
     series.forEach((raw, si) => {
       if (issues.length >= MAX_ISSUES) return;
       const where = `series[${si}]`;
+      const reserved = protoName(raw);
+      if (reserved) {
+        issues.push({ path: `${where}${reserved}`, message: RESERVED });
+        return;
+      }
       const r = columnarSchema.safeParse(untypedColumns(raw));
       if (!r.success) {
         for (const i of r.error.issues.slice(0, 10)) issues.push({ path: `${where}${i.path.map((p) => `.${String(p)}`).join('')}`, message: i.message });
@@ -186,7 +203,10 @@ export function parseWrite(input: WriteBody, limits: WriteLimits, now: number): 
       for (const [f, col] of Object.entries(s.fields))
         for (let i = 0; i < col.length && issues.length < MAX_ISSUES; i++) {
           const v = col[i];
-          if (typeof v !== 'number' && !fieldValue.safeParse(v).success) issues.push({ path: `${where}.fields.${f}[${i}]`, message: 'not a number, boolean, string, null or nested JSON value' });
+          if (typeof v === 'number') continue;
+          const deep = tooDeep(v, limits.maxNestingDepth);
+          if (deep) issues.push({ path: `${where}.fields.${f}[${i}]${deep}`, message: `nested deeper than ${limits.maxNestingDepth} levels (limit S4_MAX_NESTING_DEPTH=${limits.maxNestingDepth})` });
+          else if (!fieldValue.safeParse(v).success) issues.push({ path: `${where}.fields.${f}[${i}]`, message: 'not a number, boolean, string, null or nested JSON value' });
         }
       const ts = s.ts as number[];
       for (let i = 0; i < ts.length && issues.length < MAX_ISSUES; i++) {
@@ -240,6 +260,38 @@ export function plainSample(raw: unknown): ParsedSample | null {
   }
   if (n === 0) return null;
   return { metric, tags: (tags ?? {}) as Record<string, string>, ts, fields: { ...(fields as Fields) } };
+}
+
+const RESERVED = '__proto__ is not accepted as a name (JSON and MessagePack decoders treat it specially)';
+
+/** `.fields.__proto__` or `.tags.__proto__` when a sample or series uses it as a name (schemas silently drop it). */
+function protoName(raw: unknown): string | null {
+  if (typeof raw !== 'object' || raw === null) return null;
+  for (const part of ['fields', 'tags'] as const) {
+    const m = (raw as Record<string, unknown>)[part];
+    if (typeof m === 'object' && m !== null && Object.hasOwn(m, '__proto__')) return `.${part}.__proto__`;
+  }
+  return null;
+}
+
+/**
+ * Where a value nests deeper than `max` levels below a sample's `fields` (or below a column
+ * value), or null. Iterative, so a body nested 100,000 deep costs a loop, not the stack that the
+ * recursive schema check would overflow.
+ */
+function tooDeep(root: unknown, max: number): string | null {
+  // A sample's own object and its `fields` map are two levels above the values the limit counts.
+  const sample = typeof root === 'object' && root !== null && !Array.isArray(root) && 'fields' in root;
+  const start = sample ? (root).fields : root;
+  const stack: [unknown, number, string][] = [[start, sample ? -1 : 0, sample ? '.fields' : '']];
+  while (stack.length > 0) {
+    const [v, depth, path] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth >= max) return path;
+    if (Array.isArray(v)) for (let i = 0; i < v.length; i++) stack.push([v[i], depth + 1, `${path}[${i}]`]);
+    else for (const k of Object.keys(v)) stack.push([(v as Record<string, unknown>)[k], depth + 1, `${path}.${k}`]);
+  }
+  return null;
 }
 
 function dropNulls(fields: Fields): Fields {

@@ -1,0 +1,113 @@
+import { isUtf8 } from 'node:buffer';
+import type { Transform } from 'node:stream';
+import * as zlib from 'node:zlib';
+import type { FastifyInstance } from 'fastify';
+import { S4Error } from '@s4/core';
+import { msgpack } from '@s4/format';
+
+/** Content-Encodings a write body may use; anything else is a 415, never silently read as-is. */
+const DECODERS = new Map<string, () => Transform>([
+  ['gzip', () => zlib.createGunzip()],
+  ['x-gzip', () => zlib.createGunzip()],
+  ['deflate', () => zlib.createInflate()],
+  // zstd where the runtime has it (Node >= 22.15).
+  ...(typeof zlib.createZstdDecompress === 'function' ? [['zstd', () => zlib.createZstdDecompress()] as const] : []),
+]);
+
+/** The MessagePack string `__proto__` (fixstr of 9 bytes). */
+const PROTO_MSGPACK = Buffer.from([0xa9, ...Buffer.from('__proto__')]);
+
+/**
+ * How request bodies become values: strict UTF-8 for text (a truncated sequence is a 400, not
+ * a U+FFFD stored for ever), the prototype-poisoning checks of Fastify's own JSON parser, and
+ * Content-Encoding honoured or refused. The body limit applies to the decoded bytes, so a small
+ * compressed bomb meets the same limit as a large plain body.
+ */
+export function installBodyDecoding(fastify: FastifyInstance, limits: { maxBodyBytes: number; maxNestingDepth: number; requestTimeoutMs: number }): void {
+  const { maxBodyBytes, maxNestingDepth, requestTimeoutMs } = limits;
+  fastify.addHook('preParsing', async (req, _reply, payload) => {
+    // The whole body must arrive within the request timeout: a sender trickling bytes would
+    // otherwise hold a connection (and its buffers) for as long as it likes.
+    const timer = setTimeout(() => {
+      const limit = `limit S4_REQUEST_TIMEOUT_MS=${requestTimeoutMs}`;
+      payload.destroy(Object.assign(new Error(`the request body did not arrive within ${requestTimeoutMs} ms (${limit})`), { statusCode: 408 }));
+    }, requestTimeoutMs);
+    timer.unref();
+    payload.once('end', () => clearTimeout(timer));
+    payload.once('close', () => clearTimeout(timer));
+    const header = req.headers['content-encoding'];
+    const encoding = (Array.isArray(header) ? header.join(',') : (header ?? '')).trim().toLowerCase();
+    if (encoding === '' || encoding === 'identity') return payload;
+    const decoder = DECODERS.get(encoding);
+    if (!decoder) throw new S4Error('unsupported_encoding', `Content-Encoding ${encoding} is not supported; use ${[...DECODERS.keys()].join(', ')} or none`, 415);
+    const stream = decoder() as Transform & { receivedEncodedLength: number };
+    // Fastify checks Content-Length against the bytes that arrived, which it reads from here.
+    stream.receivedEncodedLength = 0;
+    payload.on('data', (chunk: Buffer) => (stream.receivedEncodedLength += chunk.length));
+    // The parser reports stream errors as its own 400; say what the body was not.
+    stream.on('error', (e: Error) => Object.assign(e, { statusCode: 400, message: `body is not valid ${encoding}: ${e.message}` }));
+    return payload.pipe(stream);
+  });
+
+  // `__proto__` keys are refused as Fastify refuses them; `constructor` is an ordinary name here,
+  // because every map S4 builds from user names has no prototype.
+  const parseJson = fastify.getDefaultJsonParser('error', 'ignore');
+  fastify.removeContentTypeParser('application/json');
+  fastify.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: maxBodyBytes }, function (this: FastifyInstance, req, body, done) {
+    let text: string;
+    try {
+      text = utf8(body as Buffer);
+    } catch (e) {
+      done(e as Error, undefined);
+      return;
+    }
+    parseJson.call(this, req, text, (err, value) => {
+      // A stack overflow inside JSON.parse reads as "invalid JSON"; name the limit when depth is why.
+      if (err && /"__proto__"\s*:/.test(text)) done(new S4Error('invalid_request', '__proto__ is not accepted as a name (JSON and MessagePack decoders treat it specially)', 400), undefined);
+      else if (err && nestingDepth(text) > maxNestingDepth)
+        done(new S4Error('invalid_request', `body nests deeper than ${maxNestingDepth} levels (limit S4_MAX_NESTING_DEPTH=${maxNestingDepth})`, 400, { limit: 'S4_MAX_NESTING_DEPTH', max: maxNestingDepth }), undefined);
+      else done(err, value);
+    });
+  });
+  fastify.addContentTypeParser(['application/x-ndjson', 'application/ndjson'], { parseAs: 'buffer', bodyLimit: maxBodyBytes }, (_req, body, done) => {
+    try {
+      done(null, utf8(body as Buffer));
+    } catch (e) {
+      done(e as Error, undefined);
+    }
+  });
+  fastify.addContentTypeParser('application/msgpack', { parseAs: 'buffer', bodyLimit: maxBodyBytes }, (_req, body, done) => {
+    // msgpackr renames a `__proto__` key to `__proto_` while decoding; refuse it instead of storing a name nobody wrote.
+    if ((body as Buffer).includes(PROTO_MSGPACK)) {
+      done(new S4Error('invalid_request', '__proto__ is not accepted as a name in MessagePack bodies', 400), undefined);
+      return;
+    }
+    try {
+      done(null, msgpack.unpack(body as Buffer));
+    } catch (e) {
+      done(Object.assign(new Error(`body is not valid MessagePack: ${(e as Error).message}`), { statusCode: 400 }), undefined);
+    }
+  });
+}
+
+function utf8(body: Buffer): string {
+  if (!isUtf8(body)) throw new S4Error('invalid_request', 'body is not valid UTF-8 (a truncated or malformed byte sequence)', 400);
+  return body.toString('utf8');
+}
+
+/** Deepest bracket nesting of a JSON text, brackets inside strings not counted. */
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) max = Math.max(max, ++depth);
+    else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return max;
+}
