@@ -1,4 +1,4 @@
-import { readdirSync, rmSync, type Dirent } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
