@@ -9,3 +9,6 @@ export {
   type Catalog,
   type CatalogEntry,
 } from './catalog/catalog.js';
+export { DAY_LIST_VERSION, decodeDayList, encodeDayList } from './catalog/day-list.js';
+export { RecordEncoder, decodeRecords, type Fields } from './hotlog/records.js';
+export { WAL_HEADER_BYTES, WAL_RECORD_TYPES, decodeWal, encodeWalRecord, type WalRecord } from './wal/wal.js';

@@ -1,5 +1,15 @@
 import { DAY_MS, PreconditionFailedError, catalogDaysKey, catalogKey, type CatalogKind, type ObjectStore, type ShardRef } from '@s4/core';
-import { MAX_CATALOG_METRICS, SEGMENT_TRAILER_BYTES, decodeCatalog, encodeCatalog, readTrailer, type Catalog, type CatalogEntry } from '@s4/format';
+import {
+  MAX_CATALOG_METRICS,
+  SEGMENT_TRAILER_BYTES,
+  decodeCatalog,
+  decodeDayList,
+  encodeCatalog,
+  encodeDayList,
+  readTrailer,
+  type Catalog,
+  type CatalogEntry,
+} from '@s4/format';
 
 interface Cached<T> {
   value: T;
@@ -29,7 +39,7 @@ export class CatalogStore {
 
   /** The days that have a catalog, current as of `generation`. */
   async days(ref: ShardRef, generation: number): Promise<number[]> {
-    return this.current(this.dayLists, catalogDaysKey(ref, this.kind), generation, decodeDays, () => []);
+    return this.current(this.dayLists, catalogDaysKey(ref, this.kind), generation, decodeDayList, () => []);
   }
 
   /** A cached object, revalidated with a conditional GET when `generation` moved past its copy. */
@@ -62,11 +72,11 @@ export class CatalogStore {
     const key = catalogDaysKey(ref, this.kind);
     for (let attempt = 0; ; attempt++) {
       const got = await this.objects.get(key);
-      const days = got && !got.notModified ? decodeDays(got.body) : [];
+      const days = got && !got.notModified ? decodeDayList(got.body) : [];
       if (days.includes(day)) return;
       const next = [...days, day].sort((a, b) => a - b);
       try {
-        await this.objects.put(key, encodeDays(next), got && !got.notModified ? { ifMatch: got.etag } : { ifNoneMatch: '*' });
+        await this.objects.put(key, encodeDayList(next), got && !got.notModified ? { ifMatch: got.etag } : { ifNoneMatch: '*' });
         this.dayLists.delete(key);
         return;
       } catch (e) {
@@ -84,9 +94,9 @@ export class CatalogStore {
 
   /**
    * Register a part. A conditional write (compare-and-swap on the ETag) so concurrent writers
-   * never lose each other's entries; retried on conflict.
+   * never lose each other's entries; retried on conflict. `replaces`: entries the new one
+   * supersedes (a newer rollup of the same window), dropped in the same write.
    */
-  /** `replaces`: entries the new one supersedes (a newer rollup of the same window), dropped in the same write. */
   async add(ref: ShardRef, entry: CatalogEntry, replaces?: (e: CatalogEntry) => boolean): Promise<void> {
     const day = Math.floor(entry.window / DAY_MS) * DAY_MS;
     const key = catalogKey(ref, day, this.kind);
@@ -123,17 +133,6 @@ export function nextPart(catalog: Catalog, window: number): number {
   let max = 0;
   for (const e of catalog.entries) if (e.window === window && e.part > max) max = e.part;
   return max + 1;
-}
-
-/** The day list is a small JSON document: `{"version":1,"days":[<ms>...]}` (catalog.md). */
-function encodeDays(days: number[]): Uint8Array {
-  return Buffer.from(JSON.stringify({ version: 1, days }));
-}
-
-function decodeDays(bytes: Uint8Array): number[] {
-  const doc = JSON.parse(Buffer.from(bytes).toString('utf8')) as { version: number; days: number[] };
-  if (doc.version !== 1 || !Array.isArray(doc.days)) throw new Error(`catalog day list has unknown version ${doc.version}`);
-  return doc.days;
 }
 
 /** The distinct metric names a catalog entry lists, or null when there are too many to list. */

@@ -1,5 +1,5 @@
 import { shardOf, windowStart, type HotAppend, type HotTier } from '@s4/core';
-import { RecordEncoder } from './records.js';
+import { RecordEncoder } from '@s4/format';
 import type { SeriesWrite } from './validate.js';
 
 export interface WriterOptions {

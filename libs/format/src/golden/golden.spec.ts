@@ -1,8 +1,22 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { FieldValue } from '@s4/core';
-import { decodeCatalog, decodeSegment, encodeCatalog, encodeSegment, type Catalog, type SegmentInput } from '../index.js';
+import type { FieldValue, SeriesColumns } from '@s4/core';
+import {
+  RecordEncoder,
+  decodeCatalog,
+  decodeDayList,
+  decodeRecords,
+  decodeSegment,
+  decodeWal,
+  encodeCatalog,
+  encodeDayList,
+  encodeSegment,
+  encodeWalRecord,
+  type Catalog,
+  type SegmentInput,
+  type WalRecord,
+} from '../index.js';
 import { canon, parseExact, stringifyExact } from '../testing/exact-json.js';
 
 /**
@@ -65,6 +79,32 @@ export const CATALOG_V1: Catalog = {
   ],
 };
 
+export const DAY_LIST_V1: number[] = [H - 4 * 3_600_000 - 86_400_000, H - 4 * 3_600_000, H - 4 * 3_600_000 + 3 * 86_400_000];
+
+const bytesOf = (n: number) => Uint8Array.from({ length: n }, (_, i) => (i * 37 + 11) & 0xff);
+
+export const WAL_V1: WalRecord[] = [
+  { type: 'generation', ns: 'golden', shard: 3, value: 7 },
+  { type: 'fence', ns: 'golden', shard: 3, value: 42 },
+  { type: 'append', ns: 'golden', shard: 3, window: H, id: '7f3a0c1d2e4b5a69', key: JSON.stringify({ metric: 'cpu.usage', tags: { host: 'web-1' } }), data: bytesOf(40) },
+  { type: 'append', ns: 'ns-ü-😀', shard: 9999, window: -3_600_000, id: 'ffff000000000000', key: JSON.stringify({ metric: 'édge', tags: { 'dévice': '日本語' } }), data: new Uint8Array(0) },
+  { type: 'release', ns: 'golden', shard: 3, window: H, id: '7f3a0c1d2e4b5a69', length: 40 },
+  { type: 'generation', ns: 'golden', shard: 3, value: 2 ** 53 - 1 },
+];
+
+/** WAL records as JSON: the opaque log bytes of an append as hex. */
+type WalJson = (Exclude<WalRecord, { type: 'append' }> | (Omit<Extract<WalRecord, { type: 'append' }>, 'data'> & { data: string }))[];
+
+function walToJson(bytes: Uint8Array): WalJson {
+  const { records, validBytes } = decodeWal(bytes);
+  if (validBytes !== bytes.length) throw new Error(`the golden WAL has a torn tail at byte ${validBytes}`);
+  return records.map((r) => (r.type === 'append' ? { ...r, data: Buffer.from(r.data).toString('hex') } : r));
+}
+
+function walFromJson(json: WalJson): Uint8Array {
+  return Buffer.concat(json.map((r) => encodeWalRecord(r.type === 'append' ? { ...r, data: new Uint8Array(Buffer.from(r.data, 'hex')) } : r)));
+}
+
 const golden = [
   {
     name: 'segment-v1',
@@ -80,6 +120,20 @@ const golden = [
     encode: () => encodeCatalog(CATALOG_V1),
     decode: (b: Uint8Array) => decodeCatalog(b),
     reencode: (json: Catalog) => encodeCatalog(json),
+  },
+  {
+    name: 'day-list-v1',
+    ext: 'days',
+    encode: () => encodeDayList(DAY_LIST_V1),
+    decode: (b: Uint8Array) => decodeDayList(b),
+    reencode: (json: number[]) => encodeDayList(json),
+  },
+  {
+    name: 'wal-v1',
+    ext: 'wal',
+    encode: () => walFromJson(WAL_V1.map((r) => (r.type === 'append' ? { ...r, data: Buffer.from(r.data).toString('hex') } : r))),
+    decode: walToJson,
+    reencode: walFromJson,
   },
 ] as const;
 
@@ -109,5 +163,79 @@ describe.each(golden)('golden $name', (g) => {
     const committed = new Uint8Array(readFileSync(bin));
     expect(Buffer.from(g.reencode(parseExact(readFileSync(json, 'utf8')))).equals(committed)).toBe(true);
     expect(Buffer.from(g.encode()).equals(committed)).toBe(true);
+  });
+});
+
+/**
+ * A hot-tier log (hot-log.md). Its bytes depend on how samples arrived (batches or records), which
+ * the decoded columns do not tell, so the JSON holds the appends that made it and what they read
+ * back as; the appends must still encode to the committed bytes.
+ */
+interface Append {
+  ts: number[];
+  names: string[];
+  columns: FieldValue[][];
+}
+
+const nested = JSON.parse('{"readings":[1,0.5,"x",null,true],"meta":{"ok":false,"deep":[[[]]]}}') as FieldValue;
+
+export const HOT_LOG_V1: Append[] = [
+  // A batch of dense numbers (Float64Array columns): NaN, ±Infinity and -0 exact.
+  { ts: [H, H + 1000, H + 2000, H + 1000], names: ['value'], columns: [[1.5, -0, NaN, Infinity]] },
+  // A batch with absent values: plain arrays with nil.
+  { ts: [H + 3000, H + 4000], names: ['a', 'b', 'c'], columns: [[1, null], [null, -2.25], [null, null]] },
+  // One sample of numbers: a record (a batch needs two).
+  { ts: [H + 5000], names: ['value'], columns: [[42]] },
+  // Records: int32 bounds, float64 beyond them, -0, strings, booleans, nested values, unicode names.
+  {
+    ts: [H + 6000, -(2 ** 53) + 1, 2 ** 53 - 1],
+    names: ['i', 'f', 's', 'ok', 'payload', 'dév-ü', '10', '9'],
+    columns: [
+      [-2_147_483_648, 2_147_483_647, 2_147_483_648],
+      [-0, 5e-324, -1.7976931348623157e308],
+      ['idle', '', '日本語😀'],
+      [true, false, null],
+      [nested, [], null],
+      [null, 'x', 0.1],
+      [10, null, 9],
+      [null, null, null],
+    ],
+  },
+  // Sixteen fields or more take a map16 header.
+  { ts: [H + 7000], names: Array.from({ length: 17 }, (_, i) => `f${i}`), columns: Array.from({ length: 17 }, (_, i) => [i % 2 ? i : `v${i}`]) },
+];
+
+function encodeHotLog(appends: readonly Append[]): Uint8Array {
+  const enc = new RecordEncoder(1 << 20);
+  for (const a of appends) {
+    const indexes = a.ts.map((_, i) => i);
+    if (!enc.batch(a.ts, a.names, a.columns, indexes)) {
+      const keys = enc.keysOf(a.names);
+      for (const i of indexes) enc.record(a.ts[i]!, keys, a.columns, i, 'golden');
+    }
+  }
+  return enc.take();
+}
+
+describe('golden hot-log-v1', () => {
+  const bin = dir('hot-log-v1.msgpack');
+  const json = dir('hot-log-v1.json');
+  const committed = () => parseExact<{ appends: Append[]; decoded: SeriesColumns }>(readFileSync(json, 'utf8'));
+
+  it.runIf(UPDATE)('regenerates', () => {
+    const bytes = encodeHotLog(HOT_LOG_V1);
+    writeFileSync(bin, bytes);
+    writeFileSync(json, `${stringifyExact({ appends: HOT_LOG_V1, decoded: decodeRecords(bytes) }, 1)}\n`);
+  });
+
+  it('decodes the committed log to the committed columns', () => {
+    expect(existsSync(bin), `${bin} missing; run with S4_UPDATE_GOLDEN=1`).toBe(true);
+    expect(canon(decodeRecords(new Uint8Array(readFileSync(bin))))).toBe(canon(committed().decoded));
+  });
+
+  it('encodes the committed appends to identical bytes', () => {
+    const bytes = new Uint8Array(readFileSync(bin));
+    expect(Buffer.from(encodeHotLog(committed().appends)).equals(bytes)).toBe(true);
+    expect(Buffer.from(encodeHotLog(HOT_LOG_V1)).equals(bytes)).toBe(true);
   });
 });

@@ -15,7 +15,7 @@ import {
   type ShardRef,
   WINDOW_MS,
 } from '@s4/core';
-import { decodeWal, encodeWalRecord, type WalRecord } from './wal.js';
+import { decodeWal, encodeWalRecord, type WalRecord } from '@s4/format';
 
 interface Log {
   key: SeriesKey;

@@ -1,0 +1,146 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { LimitError, type FieldValue, type SeriesColumns } from '@s4/core';
+import { canon } from '../testing/exact-json.js';
+import { RecordEncoder, decodeRecords } from './records.js';
+
+/** One hot-tier append: samples of one series-window as columns, as the writer hands them over. */
+interface Append {
+  ts: number[];
+  names: string[];
+  columns: FieldValue[][];
+}
+
+/** The writer's use of the encoder (libs/engine Writer.encode): one batch when it can, else one record a sample. */
+function encode(enc: RecordEncoder, appends: readonly Append[]): Uint8Array {
+  for (const a of appends) {
+    const indexes = a.ts.map((_, i) => i);
+    if (!enc.batch(a.ts, a.names, a.columns, indexes)) {
+      const keys = enc.keysOf(a.names);
+      for (const i of indexes) enc.record(a.ts[i]!, keys, a.columns, i, 'm');
+    }
+  }
+  return enc.take();
+}
+
+/**
+ * What a log of these appends reads back as: every sample in arrival order, null where a field is
+ * absent. A column that is absent throughout means the same as no column (a batch keeps it, a
+ * record leaves it out), so both sides are compared without such columns.
+ */
+function expected(appends: readonly Append[]): SeriesColumns {
+  const names = [...new Set(appends.flatMap((a) => a.names))];
+  const out = { ts: appends.flatMap((a) => a.ts), fields: Object.fromEntries(names.map((n) => [n, [] as FieldValue[]])) };
+  for (const a of appends)
+    for (const n of names) {
+      const c = a.names.indexOf(n);
+      for (let i = 0; i < a.ts.length; i++) out.fields[n]!.push(c < 0 ? null : (a.columns[c]![i] ?? null));
+    }
+  return present(out);
+}
+
+function present(c: SeriesColumns): SeriesColumns {
+  return { ts: c.ts, fields: Object.fromEntries(Object.entries(c.fields).filter(([, col]) => col.some((v) => v !== null))) };
+}
+
+// Nested values travel through the pinned MessagePack encoder, which writes -0 as 0 and cannot
+// keep a `__proto__` key (README.md); the validator refuses `__proto__`, so neither is generated.
+const nested = fc.jsonValue({ maxDepth: 3 }).filter((v) => !JSON.stringify(v).includes('"__proto__"')).map((v) => JSON.parse(JSON.stringify(v)) as FieldValue);
+const number = fc.oneof(
+  fc.double(),
+  fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }),
+  fc.integer({ min: -(2 ** 53) + 1, max: 2 ** 53 - 1 }),
+  fc.constantFrom(-0, 0, NaN, Infinity, -Infinity, 2 ** 31, -(2 ** 31) - 1, 5e-324),
+);
+const value: fc.Arbitrary<FieldValue> = fc.oneof(number, fc.boolean(), fc.string({ maxLength: 8 }), nested);
+const fieldName = fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('value', '10', '9', 'constructor', 'toString', 'a'.repeat(40))).filter((n) => n !== '__proto__');
+
+const append: fc.Arbitrary<Append> = fc
+  .tuple(fc.integer({ min: 1, max: 5 }), fc.uniqueArray(fieldName, { maxLength: 20 }), fc.boolean())
+  .chain(([n, names, numeric]) =>
+    fc.record({
+      ts: fc.array(fc.integer({ min: -(2 ** 53) + 1, max: 2 ** 53 - 1 }), { minLength: n, maxLength: n }),
+      names: fc.constant(names),
+      columns: fc.tuple(...names.map(() => fc.array(fc.option(numeric ? number : value, { nil: null, freq: 3 }), { minLength: n, maxLength: n }))),
+    }),
+  );
+
+/** A batch column with an absent value is a plain MessagePack array, where -0 turns into 0 (see the known issue below). */
+const losesNegativeZero = (a: Append) =>
+  a.ts.length >= 2 &&
+  a.columns.every((c) => c.every((v) => v === null || typeof v === 'number')) &&
+  a.columns.some((c) => c.includes(null) && c.some((v) => Object.is(v, -0)));
+
+describe('hot-log records', () => {
+  it('round-trip: a log reads back as every sample in arrival order, values exact', () => {
+    fc.assert(
+      fc.property(fc.array(append, { maxLength: 6 }), (appends) => {
+        fc.pre(!appends.some(losesNegativeZero));
+        const bytes = encode(new RecordEncoder(1 << 20), appends);
+        expect(canon(present(decodeRecords(bytes)))).toBe(canon(expected(appends)));
+      }),
+    );
+  });
+
+  it('is cut only at value boundaries: any prefix of whole appends decodes on its own', () => {
+    fc.assert(
+      fc.property(fc.array(append, { minLength: 1, maxLength: 4 }), (appends) => {
+        fc.pre(!appends.some(losesNegativeZero));
+        const enc = new RecordEncoder(1 << 20);
+        const parts = appends.map((a) => encode(enc, [a]));
+        const joined = Buffer.concat(parts);
+        let at = 0;
+        parts.forEach((p, i) => {
+          at += p.length;
+          expect(canon(present(decodeRecords(joined.subarray(0, at))))).toBe(canon(expected(appends.slice(0, i + 1))));
+        });
+      }),
+    );
+  });
+
+  it('writes plain MessagePack that decodes to the same samples, absent fields left out', () => {
+    const enc = new RecordEncoder(1 << 16);
+    const names = ['i', 'f', 's', 'n', 'neg0', 'big', 'nested'];
+    const columns: FieldValue[][] = [
+      [1, -2_147_483_648, 2_147_483_647],
+      [1.5, Number.NaN, -Infinity],
+      ['a', null, 'ü'],
+      [null, null, true],
+      [-0, 0, -0],
+      [2 ** 40, -(2 ** 53 - 1), 3e300],
+      [{ a: [1, { b: null }] }, [], null],
+    ];
+    const ts = [0, 1_767_225_600_000, Number.MAX_SAFE_INTEGER];
+    const keys = enc.keysOf(names);
+    ts.forEach((t, i) => enc.record(t, keys, columns, i, 'm'));
+    expect(canon(decodeRecords(enc.take()))).toBe(canon({ ts, fields: Object.fromEntries(names.map((n, c) => [n, columns[c]])) }));
+  });
+
+  it('writes all-number appends as one batch, read back in arrival order with later records', () => {
+    const enc = new RecordEncoder(1 << 16);
+    expect(enc.batch([5, 1, 5], ['v', 'w'], [[1.5, Number.NaN, -0], [null, 2, null]], [0, 1, 2])).toBe(true);
+    expect(enc.batch([1, 2], ['s'], [['x', 'y']], [0, 1])).toBe(false);
+    expect(enc.batch([1], ['v'], [[1]], [0])).toBe(false);
+    enc.record(7, enc.keysOf(['s']), [['z']], 0, 'm');
+    const out = decodeRecords(enc.take());
+    expect(canon(out)).toBe(canon({ ts: [5, 1, 5, 7], fields: { v: [1.5, NaN, -0, null], w: [null, 2, null, null], s: [null, null, null, 'z'] } }));
+  });
+
+  it('refuses a record above the limit, naming the setting', () => {
+    const enc = new RecordEncoder(100);
+    expect(() => enc.record(1, enc.keysOf(['s']), [['x'.repeat(200)]], 0, 'm')).toThrow(LimitError);
+    expect(() => enc.record(1, enc.keysOf(['s']), [['x'.repeat(200)]], 0, 'm')).toThrow(/S4_MAX_RECORD_BYTES=100/);
+  });
+
+  it('decodes an empty log to no samples', () => {
+    expect(canon(decodeRecords(new Uint8Array(0)))).toBe(canon({ ts: [], fields: {} }));
+  });
+
+  // Known issue (hot-log.md): in a batch column that also has an absent value, -0 is written as
+  // the integer 0. Fixing it changes the bytes writers produce; this test flips when it is fixed.
+  it.fails('keeps -0 in a batch column that has an absent value', () => {
+    const enc = new RecordEncoder(1 << 16);
+    enc.batch([1, 2], ['v'], [[-0, null]], [0, 1]);
+    expect(Object.is(decodeRecords(enc.take()).fields.v![0], -0)).toBe(true);
+  });
+});

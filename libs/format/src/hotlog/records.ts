@@ -1,0 +1,158 @@
+import { LimitError, nameMap, own, type FieldValue, type SeriesColumns } from '@s4/core';
+import { msgpack } from '../msgpack.js';
+
+/**
+ * The bytes of a hot-tier log (docs/format/hot-log.md): concatenated MessagePack values in arrival order, each either
+ *   - a record `[ts, {field: value, ...}]` (absent fields left out), or
+ *   - a batch `{"t": Float64Array, "f": {field: Float64Array | value[]}}` of several samples whose
+ *     fields are all numbers (or absent): 16 bytes a sample instead of ~26, in the hot tier's
+ *     memory (Redis/MemoryDB included) and on the write path.
+ * MessagePack values delimit themselves, so appends need no framing and a log can be cut at any
+ * value boundary. Within a log, a later sample wins over an earlier one with the same timestamp.
+ *
+ * Records are written by hand for the common shapes (timestamps as float64, numbers as int32 or
+ * float64, short field names): the write path makes one record per sample, and a general
+ * encoder call per sample costs more than the rest of ingest together. Any other value is
+ * delegated to the pinned msgpackr instance, so every record is plain MessagePack.
+ */
+export type Fields = Record<string, FieldValue>;
+
+export class RecordEncoder {
+  private buf = new Uint8Array(64 * 1024);
+  private view = new DataView(this.buf.buffer);
+  private pos = 0;
+  private readonly keys = new Map<string, Uint8Array>();
+
+  constructor(private readonly maxRecordBytes: number) {}
+
+  private ensure(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    const next = new Uint8Array(Math.max(this.buf.length * 2, this.pos + n));
+    next.set(this.buf.subarray(0, this.pos));
+    this.buf = next;
+    this.view = new DataView(next.buffer);
+  }
+
+  /** The MessagePack bytes of each field name, computed once per encoder. */
+  keysOf(names: readonly string[]): Uint8Array[] {
+    return names.map((name) => {
+      let k = this.keys.get(name);
+      if (!k) this.keys.set(name, (k = new Uint8Array(msgpack.pack(name))));
+      return k;
+    });
+  }
+
+  /** Append the record of sample `i` of the columns; throws LimitError when it is too large. */
+  record(ts: number, keys: readonly Uint8Array[], columns: readonly (readonly FieldValue[])[], i: number, where: string): void {
+    const start = this.pos;
+    let present = 0;
+    for (const col of columns) if (col[i] !== null && col[i] !== undefined) present++;
+    this.ensure(16);
+    let b = this.buf;
+    b[this.pos++] = 0x92;
+    b[this.pos++] = 0xcb;
+    this.view.setFloat64(this.pos, ts);
+    this.pos += 8;
+    if (present < 16) b[this.pos++] = 0x80 | present;
+    else {
+      b[this.pos++] = 0xde;
+      this.view.setUint16(this.pos, present);
+      this.pos += 2;
+    }
+    for (let c = 0; c < columns.length; c++) {
+      const v = columns[c]![i];
+      if (v === null || v === undefined) continue;
+      const k = keys[c]!;
+      this.ensure(k.length + 9);
+      b = this.buf;
+      let p = this.pos;
+      for (let j = 0; j < k.length; j++) b[p++] = k[j]!;
+      if (typeof v === 'number') {
+        if (Number.isInteger(v) && v >= -0x80000000 && v <= 0x7fffffff && !(v === 0 && 1 / v < 0)) {
+          b[p++] = 0xd2;
+          this.view.setInt32(p, v);
+          p += 4;
+        } else {
+          b[p++] = 0xcb;
+          this.view.setFloat64(p, v);
+          p += 8;
+        }
+        this.pos = p;
+      } else {
+        this.pos = p;
+        const packed = msgpack.pack(v);
+        this.ensure(packed.length);
+        this.buf.set(packed, this.pos);
+        this.pos += packed.length;
+      }
+    }
+    if (this.pos - start > this.maxRecordBytes)
+      throw new LimitError('S4_MAX_RECORD_BYTES', this.maxRecordBytes, `record of ${where} at ts ${ts} is ${this.pos - start} bytes`, 413);
+  }
+
+  /**
+   * Append samples `indexes` of the columns as one batch when every value is a number or absent
+   * (their size is then bounded by construction); returns false, writing nothing, otherwise.
+   */
+  batch(ts: readonly number[], names: readonly string[], columns: readonly (readonly FieldValue[])[], indexes: readonly number[]): boolean {
+    if (indexes.length < 2) return false;
+    const f = nameMap<Float64Array | FieldValue[]>();
+    for (let c = 0; c < columns.length; c++) {
+      const col = columns[c]!;
+      let dense = true;
+      for (const i of indexes) {
+        const v = col[i];
+        if (typeof v !== 'number') {
+          if (v !== null && v !== undefined) return false;
+          dense = false;
+        }
+      }
+      f[names[c]!] = dense ? Float64Array.from(indexes, (i) => col[i] as number) : indexes.map((i) => col[i] ?? null);
+    }
+    const packed = msgpack.pack({ t: Float64Array.from(indexes, (i) => ts[i]!), f });
+    this.ensure(packed.length);
+    this.buf.set(packed, this.pos);
+    this.pos += packed.length;
+    return true;
+  }
+
+  /** The records written since the last take, as their own bytes. */
+  take(): Uint8Array {
+    const out = this.buf.slice(0, this.pos);
+    this.pos = 0;
+    return out;
+  }
+}
+
+/** A log as columns in arrival order (not sorted, duplicates kept); null where a sample lacks a field. */
+export function decodeRecords(data: Uint8Array): SeriesColumns {
+  const out: SeriesColumns = { ts: [], fields: nameMap() };
+  if (data.length === 0) return out;
+  const values = msgpack.unpackMultiple(Buffer.from(data.buffer, data.byteOffset, data.byteLength)) as ([number, Fields] | Batch)[];
+  for (const v of values) {
+    const n = out.ts.length;
+    if (Array.isArray(v)) {
+      out.ts.push(v[0]);
+      for (const [f, x] of Object.entries(v[1])) column(out, f, n).push(x);
+    } else {
+      for (let i = 0; i < v.t.length; i++) out.ts.push(v.t[i]!);
+      for (const [f, xs] of Object.entries(v.f)) {
+        const col = column(out, f, n);
+        for (let i = 0; i < xs.length; i++) col.push(xs[i]!);
+      }
+    }
+    for (const col of Object.values(out.fields)) while (col.length < out.ts.length) col.push(null);
+  }
+  return out;
+}
+
+interface Batch {
+  t: ArrayLike<number>;
+  f: Record<string, ArrayLike<FieldValue>>;
+}
+
+function column(out: SeriesColumns, field: string, n: number): FieldValue[] {
+  let col = own(out.fields, field);
+  if (!col) out.fields[field] = col = new Array<FieldValue>(n).fill(null);
+  return col;
+}

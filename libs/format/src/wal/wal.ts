@@ -1,0 +1,107 @@
+import { crc32 } from 'node:zlib';
+import { ByteReader, ByteWriter } from '../codec/bytes.js';
+
+/**
+ * The embedded hot tier's append-only log on disk (docs/format/wal.md). Each record is framed as
+ *   u32 length | u32 crc32(payload) | payload
+ * so a torn tail (a crash mid-write) is detected on replay and cut off; it was never
+ * acknowledged, because appends are acknowledged only after the fsync that covers them.
+ */
+export type WalRecord =
+  | { type: 'append'; ns: string; shard: number; window: number; id: string; key: string; data: Uint8Array }
+  | { type: 'release'; ns: string; shard: number; window: number; id: string; length: number }
+  | { type: 'generation'; ns: string; shard: number; value: number }
+  | { type: 'fence'; ns: string; shard: number; value: number };
+
+export const WAL_RECORD_TYPES = { append: 1, release: 2, generation: 3, fence: 4 } as const;
+
+/** Bytes before each payload: its length and checksum. */
+export const WAL_HEADER_BYTES = 8;
+
+/** One framed record: header and payload. */
+export function encodeWalRecord(r: WalRecord): Buffer {
+  const w = new ByteWriter(64 + 3 * (r.ns.length + ('id' in r ? r.id.length : 0) + ('key' in r ? r.key.length : 0)) + ('data' in r ? r.data.length : 0));
+  w.u32(0);
+  w.u32(0);
+  w.u8(WAL_RECORD_TYPES[r.type]);
+  str(w, r.ns);
+  u32(w, r.shard);
+  switch (r.type) {
+    case 'append':
+      w.f64(r.window);
+      str(w, r.id);
+      str(w, r.key);
+      u32(w, r.data.length);
+      w.bytes(r.data);
+      break;
+    case 'release':
+      w.f64(r.window);
+      str(w, r.id);
+      w.f64(r.length);
+      break;
+    case 'generation':
+    case 'fence':
+      w.f64(r.value);
+      break;
+  }
+  const payloadBytes = w.pos - WAL_HEADER_BYTES;
+  w.patchU32(0, payloadBytes);
+  w.patchU32(4, crc32(w.written().subarray(WAL_HEADER_BYTES)));
+  const out = w.finish();
+  return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
+}
+
+/** Decode every whole, intact record; `validBytes` is where a torn or corrupt tail starts. */
+export function decodeWal(buf: Uint8Array): { records: WalRecord[]; validBytes: number } {
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const records: WalRecord[] = [];
+  let pos = 0;
+  while (pos + WAL_HEADER_BYTES <= buf.length) {
+    const len = view.getUint32(pos, true);
+    const crc = view.getUint32(pos + 4, true);
+    if (pos + WAL_HEADER_BYTES + len > buf.length) break;
+    const payload = buf.subarray(pos + WAL_HEADER_BYTES, pos + WAL_HEADER_BYTES + len);
+    if (crc32(payload) !== crc) break;
+    records.push(decodePayload(payload));
+    pos += WAL_HEADER_BYTES + len;
+  }
+  return { records, validBytes: pos };
+}
+
+function decodePayload(p: Uint8Array): WalRecord {
+  const r = new ByteReader(p, 'hot-tier log record');
+  const type = r.u8();
+  const ns = readStr(r);
+  const shard = r.u32();
+  switch (type) {
+    case WAL_RECORD_TYPES.append:
+      // A plain copy (never a Buffer view): the log file's buffer must not stay alive behind every hot log.
+      return { type: 'append', ns, shard, window: r.f64(), id: readStr(r), key: readStr(r), data: new Uint8Array(r.bytes(r.u32())) };
+    case WAL_RECORD_TYPES.release:
+      return { type: 'release', ns, shard, window: r.f64(), id: readStr(r), length: r.f64() };
+    case WAL_RECORD_TYPES.generation:
+      return { type: 'generation', ns, shard, value: r.f64() };
+    case WAL_RECORD_TYPES.fence:
+      return { type: 'fence', ns, shard, value: r.f64() };
+    default:
+      return r.fail(`unknown record type ${type}`);
+  }
+}
+
+/** Lengths and shard numbers are u32: out of range is a caller's bug, never a silently wrapped value. */
+function u32(w: ByteWriter, n: number): void {
+  if (!(n >= 0 && n <= 0xffff_ffff)) throw new RangeError(`hot-tier log: ${n} does not fit a u32`);
+  w.u32(n);
+}
+
+/** u32 byte length, then UTF-8 (unlike the object formats' `str`, whose length is a uvarint). */
+function str(w: ByteWriter, s: string): void {
+  const b = Buffer.from(s, 'utf8');
+  u32(w, b.length);
+  w.bytes(b);
+}
+
+function readStr(r: ByteReader): string {
+  const b = r.bytes(r.u32());
+  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8');
+}
