@@ -2,18 +2,21 @@ import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { KEY_FOLDERS, KEY_VERSION, MANIFEST_KEY, folderPrefix } from '@s4/core';
 import type { NamespaceSettings, Settings } from '../config.js';
 
-/** Object-key prefixes, mirroring libs/core/src/keys.ts (`<S4_S3_PREFIX>v1/<ns>/seg/...`). */
-export const KEY_VERSION = 'v1';
+/**
+ * Object-key prefixes under `<S4_S3_PREFIX>`, from the key grammar in @s4/core (keys.md), so that
+ * retention and IAM rules cannot drift from the names S4 writes.
+ */
 export const prefixes = (root: string) => ({
   /** Every S4 object. */
   all: `${root}${KEY_VERSION}/`,
-  manifest: `${root}${KEY_VERSION}/manifest.json`,
+  manifest: `${root}${MANIFEST_KEY}`,
   /** Per-namespace kinds, with `*` standing for any namespace (IAM resource patterns). */
-  seg: (ns: string) => `${root}${KEY_VERSION}/${ns}/seg/`,
-  cat: (ns: string) => `${root}${KEY_VERSION}/${ns}/cat/`,
-  rollup: (ns: string) => `${root}${KEY_VERSION}/${ns}/rollup/`,
+  seg: (ns: string) => `${root}${folderPrefix(ns, KEY_FOLDERS.segments)}`,
+  cat: (ns: string) => `${root}${folderPrefix(ns, KEY_FOLDERS.catalogs)}`,
+  rollup: (ns: string) => `${root}${folderPrefix(ns, KEY_FOLDERS.rollups)}`,
 });
 
 /** One lifecycle rule per (namespace, kind): raw segments and catalogs follow raw retention. */

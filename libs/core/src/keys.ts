@@ -3,9 +3,31 @@
  * libs/format/docs/format/keys.md. No key is ever the "folder" of another key, because
  * filesystem-backed S3 servers cannot hold both `a/b` and `a/b/c`.
  */
+import { createHash } from 'node:crypto';
 import { DAY_MS } from './time.js';
 
 export const KEY_VERSION = 'v1';
+
+/** Written once at first start: the shard count and format a store was created with. */
+export const MANIFEST_KEY = `${KEY_VERSION}/manifest.json`;
+
+/**
+ * The folders of a namespace, one per kind of object: segment parts, their catalogs and day
+ * lists, and everything the aggregation worker writes (rollup objects, their catalogs and day
+ * lists). Retention and access rules (infra) are per folder.
+ */
+export const KEY_FOLDERS = { segments: 'seg', catalogs: 'cat', rollups: 'rollup' } as const;
+export type KeyFolder = (typeof KEY_FOLDERS)[keyof typeof KEY_FOLDERS];
+
+/** `v1/<ns>/`: every object of a namespace. */
+export function namespacePrefix(ns: string): string {
+  return `${KEY_VERSION}/${ns}/`;
+}
+
+/** `v1/<ns>/<folder>/`: every object of one kind in a namespace. */
+export function folderPrefix(ns: string, folder: KeyFolder): string {
+  return `${namespacePrefix(ns)}${folder}/`;
+}
 
 export interface ShardRef {
   readonly ns: string;
@@ -32,7 +54,7 @@ export function shardName(shard: number): string {
 
 /** Prefix under which every segment object of one shard lives. */
 export function segmentShardPrefix(ref: ShardRef): string {
-  return `${KEY_VERSION}/${ref.ns}/seg/${shardName(ref.shard)}/`;
+  return `${folderPrefix(ref.ns, KEY_FOLDERS.segments)}${shardName(ref.shard)}/`;
 }
 
 /**
@@ -50,7 +72,9 @@ export function segmentKey(ref: ShardRef, window: number, part: number, fence: n
 export type CatalogKind = 'segment' | 'rollup';
 
 const catalogFolder = (ref: ShardRef, kind: CatalogKind) =>
-  `${KEY_VERSION}/${ref.ns}/${kind === 'segment' ? 'cat' : 'rollup/cat'}/${shardName(ref.shard)}`;
+  `${kind === 'segment' ? folderPrefix(ref.ns, KEY_FOLDERS.catalogs) : `${folderPrefix(ref.ns, KEY_FOLDERS.rollups)}cat/`}${shardName(ref.shard)}`;
+
+const rollupObjects = (ref: ShardRef) => `${folderPrefix(ref.ns, KEY_FOLDERS.rollups)}obj/${shardName(ref.shard)}/`;
 
 /** The catalog of one shard for one UTC day: which objects hold which windows. */
 export function catalogKey(ref: ShardRef, day: number, kind: CatalogKind = 'segment'): string {
@@ -62,7 +86,7 @@ export function catalogKey(ref: ShardRef, day: number, kind: CatalogKind = 'segm
  * `source`: a reader that sees other parts registered knows the rollup is stale.
  */
 export function rollupKey(ref: ShardRef, window: number, source: string): string {
-  return `${KEY_VERSION}/${ref.ns}/rollup/obj/${shardName(ref.shard)}/${hourName(window)}/r-${source}.s4rol`;
+  return `${rollupObjects(ref)}${hourName(window)}/r-${source}.s4rol`;
 }
 
 /**
@@ -78,11 +102,44 @@ export function catalogDaysKey(ref: ShardRef, kind: CatalogKind = 'segment'): st
  * (whose keys hash to `source`), so that long ranges read one object per shard-day.
  */
 export function dayRollupKey(ref: ShardRef, day: number, source: string): string {
-  return `${KEY_VERSION}/${ref.ns}/rollup/obj/${shardName(ref.shard)}/${dayName(day)}/d-${source}.s4rol`;
+  return `${rollupObjects(ref)}${dayName(day)}/d-${source}.s4rol`;
 }
 
-/** Written once at first start: the shard count and format a store was created with. */
-export const MANIFEST_KEY = `${KEY_VERSION}/manifest.json`;
+/**
+ * The `source` of a rollup key: the first 16 hex digits of SHA-256 over the sorted keys joined by
+ * `\n`, identifying an exact set of objects (the parts a rollup was computed from, or the hourly
+ * rollups of a day) whatever order they are listed in.
+ */
+export function keySetHash(keys: readonly string[]): string {
+  const joined = [...keys].sort().join('\n');
+  let hash = hashes.get(joined);
+  if (hash === undefined) {
+    hash = createHash('sha256').update(joined).digest('hex').slice(0, 16);
+    // Every step query hashes each window it touches; the sets rarely change, so remember them.
+    if (hashes.size >= 100_000) hashes.clear();
+    hashes.set(joined, hash);
+  }
+  return hash;
+}
+
+const hashes = new Map<string, string>();
+
+/** The hourly rollup that is current when these are the window's registered part keys. */
+export function currentRollupKey(ref: ShardRef, window: number, partKeys: readonly string[]): string {
+  return rollupKey(ref, window, keySetHash(partKeys));
+}
+
+/** The day rollup that is current when these are the day's current hourly rollup keys. */
+export function currentDayRollupKey(ref: ShardRef, day: number, hourlyKeys: readonly string[]): string {
+  return dayRollupKey(ref, day, keySetHash(hourlyKeys));
+}
+
+const DAY_ROLLUP_RE = /\/d-[0-9a-f]{16}\.s4rol$/;
+
+/** Whether a rollup key names a day object (`dayRollupKey`) rather than an hour's (`rollupKey`). */
+export function isDayRollupKey(key: string): boolean {
+  return DAY_ROLLUP_RE.test(key);
+}
 
 const SEGMENT_RE = /^v1\/([^/]+)\/seg\/(\d{4})\/(\d{8}T\d{2}Z)\/p(\d{6})-f(\d{10})\.s4seg$/;
 

@@ -1,9 +1,8 @@
 import { LeaseLostError, WINDOW_MS, allShards, segmentKey, type Clock, type HotLog, type HotTier, type Lease, type ObjectStore, type ShardRef } from '@s4/core';
-import { encodeSegment, type SegmentSeriesInput } from '@s4/format';
+import { decodeRecords, encodeSegment, type SegmentSeriesInput } from '@s4/format';
 import { CatalogStore, entryOf, nextPart } from '../catalog/catalog-store.js';
+import { mergeSources } from '../columns/merge.js';
 import { mapLimit } from '../concurrency.js';
-import { mergeSources } from '../query/merge.js';
-import { decodeRecords } from '../write/records.js';
 
 export interface FlusherOptions {
   readonly ns: string;

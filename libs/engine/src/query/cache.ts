@@ -1,8 +1,15 @@
 /**
- * Least-recently-used cache bounded by bytes. Values are immutable once cached (footers and
- * blocks of immutable objects), so no invalidation is ever needed.
+ * What the query engine needs of a cache: values derived from immutable objects (footers and
+ * blocks), each with its approximate size, so that an implementation can bound them by bytes.
+ * No invalidation is ever needed.
  */
-export class ByteBudgetCache<V> {
+export interface ObjectCache<V> {
+  get(key: string): V | undefined;
+  set(key: string, value: V, bytes: number): void;
+}
+
+/** Least-recently-used cache bounded by bytes. */
+export class ByteBudgetCache<V> implements ObjectCache<V> {
   private readonly entries = new Map<string, { value: V; bytes: number }>();
   private used = 0;
 

@@ -1,48 +1,28 @@
-import { createHash } from 'node:crypto';
-import { DAY_MS, WINDOW_MS, allShards, dayRollupKey, rollupKey, type Clock, type FieldValue, type HotTier, type ObjectStore, type ShardRef } from '@s4/core';
+import {
+  DAY_MS,
+  WINDOW_MS,
+  allShards,
+  currentDayRollupKey,
+  currentRollupKey,
+  isDayRollupKey,
+  type Clock,
+  type FieldValue,
+  type HotTier,
+  type ObjectStore,
+  type ShardRef,
+} from '@s4/core';
 import { decodeSegment, encodeSegment, type CatalogEntry, type SegmentSeriesInput } from '@s4/format';
 import { entryOf, type CatalogStore } from '../catalog/catalog-store.js';
+import { mergeSources, type Source } from '../columns/merge.js';
 import { mapLimit } from '../concurrency.js';
-import { mergeSources, type Source } from '../query/merge.js';
 import { bucketize, bucketsToColumns, type Bucket } from './buckets.js';
-
-/** Resolutions stored in every rollup object; coarser ones (1 d, ...) are folded from 1 h at read time. */
-export const ROLLUP_RESOLUTIONS = [
-  { name: '1m', ms: 60_000 },
-  { name: '1h', ms: 3_600_000 },
-] as const;
+import { DAY_ROLLUP_RESOLUTION, ROLLUP_RESOLUTIONS, rollupSeriesId } from './resolutions.js';
 
 export interface RollupStats {
   objects: number;
   series: number;
   windows: number;
 }
-
-/** Identifies an exact set of objects (the parts a rollup was computed from, or the hourly rollups of a day). */
-export function hashKeys(keys: readonly string[]): string {
-  const joined = [...keys].sort().join('\n');
-  let hash = hashes.get(joined);
-  if (hash === undefined) {
-    hash = createHash('sha256').update(joined).digest('hex').slice(0, 16);
-    // Every step query hashes each window it touches; the sets rarely change, so remember them.
-    if (hashes.size >= 100_000) hashes.clear();
-    hashes.set(joined, hash);
-  }
-  return hash;
-}
-
-const hashes = new Map<string, string>();
-
-export function partsHash(parts: readonly CatalogEntry[]): string {
-  return hashKeys(parts.map((p) => p.key));
-}
-
-/** The day rollup that is current when these are the day's current hourly rollup keys. */
-export function expectedDayKey(ref: ShardRef, day: number, hourlyKeys: readonly string[]): string {
-  return dayRollupKey(ref, day, hashKeys(hourlyKeys));
-}
-
-export const isDayRollup = (key: string) => /\/d-[0-9a-f]{16}\.s4rol$/.test(key);
 
 export interface RollupBuilderOptions {
   readonly ns: string;
@@ -89,13 +69,13 @@ export class RollupBuilder {
       const hourly: [number, string][] = [];
       for (const [window, parts] of byWindow) {
         stats.windows++;
-        const key = rollupKey(ref, window, partsHash(parts));
+        const key = currentRollupKey(ref, window, parts.map((p) => p.key));
         hourly.push([window, key]);
         if (have.has(key)) continue;
         stats.series += await this.rollupWindow(ref, window, parts, key);
         stats.objects++;
       }
-      const dayKey = expectedDayKey(ref, day, hourly.map(([, k]) => k));
+      const dayKey = currentDayRollupKey(ref, day, hourly.map(([, k]) => k));
       if (hourly.length > 0 && !have.has(dayKey)) {
         await this.rollupDay(ref, day, hourly, dayKey);
         stats.objects++;
@@ -126,21 +106,22 @@ export class RollupBuilder {
           if (buckets.length > 0) byField.set(field, buckets);
         }
         if (byField.size === 0) continue;
-        series.push({ id: `${id}.${res.name}`, metric, tags, ...bucketsToColumns(byField) });
+        series.push({ id: rollupSeriesId(id, res.name), metric, tags, ...bucketsToColumns(byField) });
       }
     }
-    await this.store(ref, key, window, WINDOW_MS, series, (e) => e.window === window && !isDayRollup(e.key));
+    await this.store(ref, key, window, WINDOW_MS, series, (e) => e.window === window && !isDayRollupKey(e.key));
     return sources.size;
   }
 
   /** Fold the 1 h buckets of a day's hourly rollups into one object per (shard, day). */
   private async rollupDay(ref: ShardRef, day: number, hourly: [number, string][], key: string): Promise<void> {
     const rows = new Map<string, { metric: string; tags: Record<string, string>; ts: number[]; fields: Map<string, FieldValue[]> }>();
+    const daySuffix = rollupSeriesId('', DAY_ROLLUP_RESOLUTION);
     for (const [, hourKey] of [...hourly].sort(([a], [b]) => a - b)) {
       const got = await this.objects.get(hourKey);
       if (!got || got.notModified) throw new Error(`rollup ${hourKey} is registered but missing`);
       for (const s of decodeSegment(got.body).series) {
-        if (!s.id.endsWith('.1h')) continue;
+        if (!s.id.endsWith(daySuffix)) continue;
         let r = rows.get(s.id);
         if (!r) rows.set(s.id, (r = { metric: s.metric, tags: { ...s.tags }, ts: [], fields: new Map() }));
         const before = r.ts.length;
@@ -155,7 +136,7 @@ export class RollupBuilder {
     }
     const series: SegmentSeriesInput[] = [...rows]
       .map(([id, r]) => ({ id, metric: r.metric, tags: r.tags, ts: r.ts, fields: Object.fromEntries(r.fields) }));
-    await this.store(ref, key, day, DAY_MS, series, (e) => e.window === day && isDayRollup(e.key));
+    await this.store(ref, key, day, DAY_MS, series, (e) => e.window === day && isDayRollupKey(e.key));
   }
 
   /** Write a rollup object covering [start, start + span) and register it in place of `replaces`. */

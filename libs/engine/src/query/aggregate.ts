@@ -1,0 +1,87 @@
+import { canonicalSeries, isDayRollupKey, nameMap, own, type SeriesKey, type ShardRef } from '@s4/core';
+import { mapLimit } from '../concurrency.js';
+import { aggColumn, aggValue, bucketize, mergeBuckets, type Bucket } from '../rollup/buckets.js';
+import { mergeWindows } from './raw-reader.js';
+import type { Readers } from './readers.js';
+import type { AggregateSpec, SeriesResult } from './types.js';
+
+/** Buckets of one series, per field, before grouping. */
+interface SeriesBuckets {
+  id: string;
+  key: SeriesKey;
+  fields: Map<string, Bucket[]>;
+}
+
+/**
+ * One value per step bucket and agg, per series or per group. Whole hour windows inside the
+ * range are answered from their rollup when it was computed from exactly the window's current
+ * parts and no hot data of the selector waits in that window; everything else from raw data.
+ */
+export async function aggregate(readers: Readers, spec: AggregateSpec): Promise<SeriesResult[]> {
+  const perShard = await mapLimit(readers.planner.shards(), Math.max(1, Math.ceil(readers.concurrency / 4)), (ref) => aggregateShard(readers, ref, spec));
+  return group(perShard, spec);
+}
+
+/** Series combined by the spec's groupBy (kept apart when it is undefined), one column per field and agg. */
+function group(perShard: readonly SeriesBuckets[][], spec: AggregateSpec): SeriesResult[] {
+  const groups = new Map<string, { key: SeriesKey; fields: Map<string, Bucket[][]> }>();
+  for (const list of perShard)
+    for (const s of list) {
+      const tags = spec.groupBy === undefined ? s.key.tags : nameMap(spec.groupBy.flatMap((k) => { const v = own(s.key.tags, k); return v === undefined ? [] : [[k, v] as const]; }));
+      const gk = spec.groupBy === undefined ? s.id : JSON.stringify(Object.entries(tags).sort());
+      let g = groups.get(gk);
+      if (!g) groups.set(gk, (g = { key: { metric: s.key.metric, tags }, fields: new Map() }));
+      for (const [f, buckets] of s.fields) {
+        let l = g.fields.get(f);
+        if (!l) g.fields.set(f, (l = []));
+        l.push(buckets);
+      }
+    }
+  const out: SeriesResult[] = [];
+  for (const [gk, g] of groups) {
+    const merged = new Map([...g.fields].map(([f, lists]) => [f, mergeBuckets(lists, spec.step)] as const));
+    const ts = [...new Set([...merged.values()].flatMap((l) => l.map((b) => b.start)))].sort((a, b) => a - b);
+    if (ts.length === 0) continue;
+    const index = new Map(ts.map((t, i) => [t, i]));
+    const fields = nameMap<(number | null)[]>();
+    for (const [f, buckets] of [...merged].sort(([a], [b]) => (a < b ? -1 : 1)))
+      for (const agg of spec.aggs) {
+        const col = new Array<number | null>(ts.length).fill(null);
+        for (const b of buckets) col[index.get(b.start)!] = aggValue(b, agg);
+        fields[aggColumn(agg, f)] = col;
+      }
+    out.push({ id: gk, metric: g.key.metric, tags: g.key.tags, ts, fields });
+  }
+  return out.sort((a, b) => (canonicalSeries(a) < canonicalSeries(b) ? -1 : 1));
+}
+
+async function aggregateShard({ hot, planner, raw, rollups }: Readers, ref: ShardRef, spec: AggregateSpec): Promise<SeriesBuckets[]> {
+  const scan = await hot.scan(ref, spec.metric, spec.from, spec.to);
+  const entries = await planner.segmentEntries(ref, spec, scan.generation);
+  const { resolution, rolled, skipRaw } = await planner.rollupPlan(ref, spec, entries, scan.logs);
+
+  const series = new Map<string, { key: SeriesKey; fields: Map<string, Bucket[][]> }>();
+  const add = (id: string, key: SeriesKey, field: string, buckets: Bucket[]) => {
+    if (spec.fields && !spec.fields.includes(field)) return;
+    let s = series.get(id);
+    if (!s) series.set(id, (s = { key, fields: new Map() }));
+    let l = s.fields.get(field);
+    if (!l) s.fields.set(field, (l = []));
+    l.push(buckets);
+  };
+
+  const fromRollup = (w: number) => skipRaw.has(w) || (rolled.has(w) && !isDayRollupKey(rolled.get(w)!.key));
+  const rawSources = await raw.sources(
+    spec,
+    entries.filter((e) => !fromRollup(e.window)),
+    scan.logs.filter((l) => !fromRollup(l.window)),
+  );
+  for (const [id, { key, windows }] of rawSources) {
+    const data = mergeWindows(windows, spec, spec.fields);
+    for (const [field, col] of Object.entries(data.fields)) add(id, key, field, bucketize(data.ts, col, spec.step));
+  }
+
+  if (resolution) await rollups.read(spec, rolled.values(), resolution, add);
+
+  return [...series].map(([id, s]) => ({ id, key: s.key, fields: new Map([...s.fields].map(([f, lists]) => [f, mergeBuckets(lists, spec.step)] as const)) }));
+}

@@ -1,0 +1,94 @@
+import { DAY_MS, WINDOW_MS, allShards, currentDayRollupKey, currentRollupKey, tagsMatch, type HotLog, type ShardRef } from '@s4/core';
+import type { CatalogEntry } from '@s4/format';
+import type { CatalogStore } from '../catalog/catalog-store.js';
+import { DAY_ROLLUP_RESOLUTION, rollupResolutionFor, type RollupResolution } from '../rollup/resolutions.js';
+import type { AggregateSpec, QuerySpec } from './types.js';
+
+/**
+ * Which windows come from rollups. Keys of `rolled` are hour windows, or day starts for day
+ * rollups (whose hours are in `skipRaw`); every other window is answered from raw data.
+ */
+export interface RollupPlan {
+  readonly resolution: RollupResolution | null;
+  readonly rolled: ReadonlyMap<number, CatalogEntry>;
+  readonly skipRaw: ReadonlySet<number>;
+}
+
+/**
+ * Turns a selector into what to read: the shards, the catalog entries (segment parts) that may
+ * hold it, and the windows a rollup can answer. The only part of the query engine that reads
+ * catalogs.
+ */
+export class QueryPlanner {
+  constructor(
+    private readonly catalogs: CatalogStore,
+    private readonly options: { readonly ns: string; readonly shards: number },
+    private readonly rollups?: CatalogStore,
+    private readonly clock: { now(): number } = Date,
+  ) {}
+
+  /** Every shard of the namespace: a selector names no series id, so any shard may hold it. */
+  shards(): ShardRef[] {
+    return allShards(this.options.shards).map((shard) => ({ ns: this.options.ns, shard }));
+  }
+
+  /** Parts of windows overlapping [from, to) that may hold `metric` (any metric when undefined). */
+  async entries(ref: ShardRef, from: number, to: number, generation: number, metric: string | undefined): Promise<CatalogEntry[]> {
+    return (await this.catalogs.entries(ref, from, to, generation, WINDOW_MS)).filter((e) => metric === undefined || mayHold(e, metric));
+  }
+
+  /** Parts that may hold samples of the spec, in precedence order (window, fence, part). */
+  async segmentEntries(ref: ShardRef, spec: QuerySpec, generation: number): Promise<CatalogEntry[]> {
+    return (await this.catalogs.entries(ref, spec.from, spec.to, generation, WINDOW_MS))
+      .filter((e) => mayHold(e, spec.metric) && e.maxTs >= spec.from && e.minTs < spec.to)
+      .sort((a, b) => a.window - b.window || a.fence - b.fence || a.part - b.part);
+  }
+
+  /**
+   * Windows answered from rollups: whole inside the range, with a rollup computed from exactly
+   * the window's current parts (or a day object from exactly the day's current hourly rollups),
+   * and no hot data of the selector waiting in them.
+   */
+  async rollupPlan(ref: ShardRef, spec: AggregateSpec, entries: readonly CatalogEntry[], logs: readonly HotLog[]): Promise<RollupPlan> {
+    const resolution = rollupResolutionFor(spec.step);
+    const rolled = new Map<number, CatalogEntry>();
+    const skipRaw = new Set<number>();
+    if (!resolution || !this.rollups) return { resolution, rolled, skipRaw };
+    const hotWindows = new Set(logs.filter((l) => tagsMatch(l.key.tags, spec.tags)).map((l) => l.window));
+    const partsOf = new Map<number, CatalogEntry[]>();
+    for (const e of entries) {
+      let l = partsOf.get(e.window);
+      if (!l) partsOf.set(e.window, (l = []));
+      l.push(e);
+    }
+    // Rollup registrations do not move the shard generation; revalidate them every few seconds.
+    const rollupEntries = await this.rollups.entries(ref, spec.from, spec.to, Math.floor(this.clock.now() / 5_000), WINDOW_MS);
+    const byKey = new Map(rollupEntries.map((e) => [e.key, e]));
+    const hourly = new Map<number, string>();
+    for (const [window, parts] of partsOf) hourly.set(window, currentRollupKey(ref, window, parts.map((p) => p.key)));
+    // Whole days first: one object per shard-day when the step is a multiple of the day objects' resolution.
+    const covered = new Set<number>();
+    if (resolution === DAY_ROLLUP_RESOLUTION) {
+      const days = new Set([...hourly.keys()].map((w) => Math.floor(w / DAY_MS) * DAY_MS));
+      for (const day of days) {
+        if (day < spec.from || day + DAY_MS > spec.to || [...hotWindows].some((w) => w >= day && w < day + DAY_MS)) continue;
+        const windows = [...hourly.keys()].filter((w) => w >= day && w < day + DAY_MS);
+        const r = byKey.get(currentDayRollupKey(ref, day, windows.map((w) => hourly.get(w)!)));
+        if (!r || !mayHold(r, spec.metric)) continue;
+        rolled.set(day, r);
+        for (const w of windows) covered.add(w);
+      }
+    }
+    for (const [window, key] of hourly) {
+      if (covered.has(window) || window < spec.from || window + WINDOW_MS > spec.to || hotWindows.has(window)) continue;
+      const r = byKey.get(key);
+      if (r && mayHold(r, spec.metric)) rolled.set(window, r);
+    }
+    for (const w of covered) skipRaw.add(w);
+    return { resolution, rolled, skipRaw };
+  }
+}
+
+function mayHold(entry: CatalogEntry, metric: string): boolean {
+  return entry.metrics === null || entry.metrics.includes(metric);
+}
