@@ -51,7 +51,10 @@ export function encodeCatalog(c: Catalog): Uint8Array {
   // Checked on write: a catalog the decoder would reject must never reach the object store.
   if (!isInt(c.shard) || !isInt(c.day)) throw new RangeError('catalog shard and day must be safe integers');
   for (const e of entries) {
-    for (const f of INT_FIELDS) if (!isInt(e[f])) throw new RangeError(`catalog entry ${e.key}: ${f}=${e[f]} is not a safe integer`);
+    for (const f of INT_FIELDS) {
+      const v: unknown = e[f];
+      if (!isInt(v)) throw new RangeError(`catalog entry ${e.key}: ${f}=${String(v)} is not a safe integer`);
+    }
     if (e.metrics && e.metrics.length > MAX_CATALOG_METRICS) {
       throw new RangeError(`catalog entry ${e.key}: ${e.metrics.length} metrics; store null above ${MAX_CATALOG_METRICS}`);
     }
