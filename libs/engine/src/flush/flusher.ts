@@ -72,12 +72,23 @@ export class Flusher {
     if (windows.length === 0) return stats;
     const lease = await this.hot.acquireLease(ref, this.options.owner, this.options.leaseTtlMs);
     if (!lease) return { ...stats, busyShards: 1 }; // another worker owns this shard now
+    // Renewed in the background as well as between windows, so the TTL can be short (a crashed
+    // owner's shards wait only that long) while one large window takes longer than the TTL.
+    let lost = false;
+    const renewal = setInterval(() => {
+      this.hot.renewLease(lease, this.options.leaseTtlMs).then(
+        (held) => (lost ||= !held),
+        () => undefined, // the check between windows decides; a failed renewal is retried next tick
+      );
+    }, Math.max(100, Math.floor(this.options.leaseTtlMs / 3)));
+    renewal.unref();
     try {
       for (const window of windows) {
-        if (!(await this.hot.renewLease(lease, this.options.leaseTtlMs))) throw new LeaseLostError(`${ref.ns}/${ref.shard}`, lease.fence);
+        if (lost || !(await this.hot.renewLease(lease, this.options.leaseTtlMs))) throw new LeaseLostError(`${ref.ns}/${ref.shard}`, lease.fence);
         add(stats, await this.flushWindow(lease, window));
       }
     } finally {
+      clearInterval(renewal);
       await this.hot.releaseLease(lease);
     }
     return stats;
