@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { tagsMatch } from '@s4/core';
-import type { FooterEntry, SegmentFooter } from '@s4/format';
+import type { FooterEntry } from '@s4/format';
 import { candidates } from './footer-index.js';
 
 const name = fc.constantFrom('a', 'b', 'c', 'constructor', '');
@@ -20,7 +20,7 @@ const entry = (i: number): fc.Arbitrary<FooterEntry> =>
 const footer = fc
   .integer({ min: 0, max: 30 })
   .chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => entry(i))))
-  .map((series) => ({ ns: 'n', shard: 0, window: 0, series }) as SegmentFooter);
+  .map((series) => ({ series }));
 const selector = fc.record({ metric: name, tags: fc.dictionary(name, name, { maxKeys: 2 }) });
 
 describe('footer candidate index', () => {
@@ -37,7 +37,7 @@ describe('footer candidate index', () => {
 
   it('offers the shortest list: a rare tag pair beats a common metric', () => {
     const series = Array.from({ length: 10 }, (_, i) => ({ id: String(i), metric: 'm', tags: { host: `h${i}` }, offset: i, length: 1, count: 1, minTs: 0, maxTs: 0, fields: [] }));
-    const f = { ns: 'n', shard: 0, window: 0, series } as SegmentFooter;
+    const f = { series };
     expect(candidates(f, { metric: 'm', tags: { host: 'h3' } })).toEqual([series[3]]);
     expect(candidates(f, { metric: 'm', tags: {} })).toHaveLength(10);
     expect(candidates(f, { metric: 'other', tags: {} })).toEqual([]);

@@ -1,14 +1,14 @@
 import type { Tags } from '@s4/core';
-import type { FooterEntry, SegmentFooter } from '@s4/format';
+import type { FooterEntry } from '@s4/format';
 
 /** Per cached footer: its entries by metric and by tag pair, so a selector looks only at candidates. */
-const footerIndexes = new WeakMap<SegmentFooter, Map<string, FooterEntry[]>>();
+const footerIndexes = new WeakMap<object, Map<string, FooterEntry[]>>();
 
 /**
  * The footer entries that may match a selector: the shortest of the lists for its metric and
  * for each of its tag pairs. Callers still check every candidate against the whole selector.
  */
-export function candidates(footer: SegmentFooter, selector: { readonly metric: string; readonly tags: Tags }): readonly FooterEntry[] {
+export function candidates(footer: { readonly series: readonly FooterEntry[] }, selector: { readonly metric: string; readonly tags: Tags }): readonly FooterEntry[] {
   let index = footerIndexes.get(footer);
   if (!index) {
     index = new Map();
