@@ -29,7 +29,12 @@ export class Metrics {
       registers: [registry],
       async collect() {
         let oldest = Infinity;
-        for (const shard of allShards(shards)) oldest = Math.min(oldest, (await hot.openWindows({ ns, shard }))[0] ?? Infinity);
+        try {
+          for (const shard of allShards(shards)) oldest = Math.min(oldest, (await hot.openWindows({ ns, shard }))[0] ?? Infinity);
+        } catch {
+          // The hot tier is down: keep the last value; the other metrics must still be served, above all now.
+          return;
+        }
         this.set(Number.isFinite(oldest) ? Math.max(0, (clock.now() - (oldest + WINDOW_MS)) / 1000) : 0);
       },
     });
@@ -38,7 +43,9 @@ export class Metrics {
       help: 'Bytes held by the hot tier (embedded: log bytes; Redis: used_memory)',
       registers: [registry],
       async collect() {
-        this.set((await hot.stats()).bytes);
+        // As above: an unreachable hot tier keeps the last value rather than failing /metrics.
+        const stats = await hot.stats().catch(() => null);
+        if (stats) this.set(stats.bytes);
       },
     });
   }

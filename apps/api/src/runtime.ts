@@ -24,7 +24,7 @@ export interface Runtime {
 export async function createRuntime(config: Config, clock: Clock = systemClock): Promise<Runtime> {
   const hot: HotTier =
     config.hot.kind === 'redis'
-      ? new RedisHotTier(config.hot.url, { cluster: config.hot.cluster, ...(config.hot.password ? { password: config.hot.password } : {}) })
+      ? new RedisHotTier(config.hot.url, { cluster: config.hot.cluster, timeoutMs: config.hot.timeoutMs, ...(config.hot.password ? { password: config.hot.password } : {}) })
       : await EmbeddedHotTier.open({ dir: config.hot.dir, fsync: config.hot.fsync, now: () => clock.now() });
   const objects: ObjectStore = config.objects.kind === 's3' ? new S3ObjectStore(config.objects) : new FilesystemObjectStore(config.objects.dir);
   if (objects instanceof S3ObjectStore && config.objects.kind === 's3' && config.objects.endpoint) await objects.ensureBucket();

@@ -16,6 +16,18 @@ describe('loadConfig', () => {
     expect(c.objects).toMatchObject({ kind: 's3', bucket: 'my-bucket', forcePathStyle: true });
   });
 
+  it('bounds every call to Redis and S3 by default and takes other budgets', () => {
+    const env = { S4_REDIS_URL: 'redis://127.0.0.1:6390', S4_S3_BUCKET: 'my-bucket' };
+    const c = loadConfig(env);
+    expect(c.hot).toMatchObject({ kind: 'redis', timeoutMs: 5_000 });
+    expect(c.objects).toMatchObject({ kind: 's3', timeoutMs: 10_000, hedgeAfterMs: 1_000 });
+    const tuned = loadConfig({ ...env, S4_REDIS_TIMEOUT_MS: '250', S4_S3_TIMEOUT_MS: '2000', S4_S3_HEDGE_AFTER_MS: '0' });
+    expect(tuned.hot).toMatchObject({ timeoutMs: 250 });
+    expect(tuned.objects).toMatchObject({ timeoutMs: 2_000, hedgeAfterMs: 0 });
+    for (const [name, value] of [['S4_S3_TIMEOUT_MS', '0'], ['S4_REDIS_TIMEOUT_MS', 'soon'], ['S4_S3_HEDGE_AFTER_MS', '-1']] as const)
+      expect(() => loadConfig({ ...env, [name]: value })).toThrow(name);
+  });
+
   it('names every bad variable', () => {
     try {
       loadConfig({ S4_PORT: 'eighty', S4_ROLE: 'boss', S4_TYPO: '1' });

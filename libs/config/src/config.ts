@@ -22,6 +22,7 @@ const schema = z.object({
   S4_REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
   S4_REDIS_PASSWORD: z.string().optional(),
   S4_REDIS_CLUSTER: bool.default(false),
+  S4_REDIS_TIMEOUT_MS: int(50, 600_000).default(5_000),
   S4_EMBEDDED_FSYNC: z.enum(['always', 'never']).default('always'),
 
   S4_S3_BUCKET: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket name').optional(),
@@ -29,6 +30,8 @@ const schema = z.object({
   S4_S3_ENDPOINT: z.url().optional(),
   S4_S3_FORCE_PATH_STYLE: bool.default(false),
   S4_S3_MAX_SOCKETS: int(1, 4096).default(64),
+  S4_S3_TIMEOUT_MS: int(100, 600_000).default(10_000),
+  S4_S3_HEDGE_AFTER_MS: int(0, 600_000).default(1_000),
   AWS_REGION: z.string().min(1).default('us-east-1'),
 
   S4_FLUSH_INTERVAL_MS: int(100, 3_600_000).default(10_000),
@@ -69,7 +72,14 @@ export interface Config {
   readonly namespace: string;
   readonly shards: number;
   readonly hot:
-    | { readonly kind: 'redis'; readonly url: string; readonly password: string | undefined; readonly cluster: boolean }
+    | {
+        readonly kind: 'redis';
+        readonly url: string;
+        readonly password: string | undefined;
+        readonly cluster: boolean;
+        /** Connect and per-command timeout; a command that takes longer fails as unavailable. */
+        readonly timeoutMs: number;
+      }
     | { readonly kind: 'embedded'; readonly dir: string; readonly fsync: 'always' | 'never' };
   readonly objects:
     | {
@@ -80,6 +90,10 @@ export interface Config {
         readonly forcePathStyle: boolean;
         readonly region: string;
         readonly maxSockets: number;
+        /** Budget of one request (retries included) until S3 answers; bodies get more time by size. */
+        readonly timeoutMs: number;
+        /** A read with no answer after this long is sent again and the first answer wins; 0: never. */
+        readonly hedgeAfterMs: number;
       }
     | { readonly kind: 'filesystem'; readonly dir: string };
   /** Bearer keys accepted on /v1/*; empty means no authentication. */
@@ -132,7 +146,7 @@ export function loadConfig(env: RawEnv = process.env): Config {
     namespace: e.S4_NAMESPACE,
     shards: e.S4_SHARDS,
     hot: e.S4_REDIS_URL
-      ? { kind: 'redis', url: e.S4_REDIS_URL, password: e.S4_REDIS_PASSWORD, cluster: e.S4_REDIS_CLUSTER }
+      ? { kind: 'redis', url: e.S4_REDIS_URL, password: e.S4_REDIS_PASSWORD, cluster: e.S4_REDIS_CLUSTER, timeoutMs: e.S4_REDIS_TIMEOUT_MS }
       : { kind: 'embedded', dir: `${e.S4_DATA_DIR}/hot`, fsync: e.S4_EMBEDDED_FSYNC },
     objects: e.S4_S3_BUCKET
       ? {
@@ -143,6 +157,8 @@ export function loadConfig(env: RawEnv = process.env): Config {
           forcePathStyle: e.S4_S3_FORCE_PATH_STYLE,
           region: e.AWS_REGION,
           maxSockets: e.S4_S3_MAX_SOCKETS,
+          timeoutMs: e.S4_S3_TIMEOUT_MS,
+          hedgeAfterMs: e.S4_S3_HEDGE_AFTER_MS,
         }
       : { kind: 'filesystem', dir: `${e.S4_DATA_DIR}/objects` },
     apiKeys: e.S4_API_KEYS ?? [],

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { S4Error } from '@s4/core';
+import { S4Error, UnavailableError } from '@s4/core';
 
 export interface ErrorBody {
   error: { code: string; message: string; details?: unknown; id?: string };
@@ -14,6 +14,8 @@ export interface ErrorBody {
 @Catch()
 export class ErrorsFilter implements ExceptionFilter {
   private readonly log = new Logger('http');
+  /** When each kind of outage was last logged: during one, every request fails the same way. */
+  private readonly outageLogged = new Map<string, number>();
 
   constructor(private readonly maxBodyBytes: number) {}
 
@@ -21,7 +23,25 @@ export class ErrorsFilter implements ExceptionFilter {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const [status, body] = this.describe(error);
     if (reply.sent) return;
+    // Clients back off by this header; the body says which store is down and why.
+    if (error instanceof UnavailableError) {
+      void reply.header('retry-after', String(error.retryAfterSeconds));
+      this.logOutage(error);
+    }
     void reply.status(status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
+  }
+
+  /**
+   * The answer names only the component; the cause (with addresses and the driver's words) is
+   * for the operator, logged at most once per component and reason every 10 s.
+   */
+  private logOutage(error: UnavailableError): void {
+    const kind = `${error.component}/${error.reason}`;
+    const now = Date.now();
+    if (now - (this.outageLogged.get(kind) ?? -Infinity) < 10_000) return;
+    this.outageLogged.set(kind, now);
+    const cause = error.cause instanceof Error ? error.cause.message : error.cause === undefined ? '' : String(error.cause);
+    this.log.warn(`answering 503: ${error.message}${cause ? ` (${cause})` : ''}`);
   }
 
   private describe(error: unknown): [number, ErrorBody] {

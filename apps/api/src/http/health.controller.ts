@@ -1,13 +1,23 @@
-import { Controller, Get, Header, Inject, Res } from '@nestjs/common';
+import { Controller, Get, Header, Inject, Logger, Res } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { MANIFEST_KEY } from '@s4/core';
+import { MANIFEST_KEY, UnavailableError } from '@s4/core';
 import type { Runtime } from '../runtime.js';
 import { RUNTIME } from './tokens.js';
+
+/** A readiness probe answers within this, whatever the stores do. */
+const CHECK_TIMEOUT_MS = 2_000;
+
+/** What /readyz shows per component: never the error text, which can carry addresses and credentials' names. */
+type CheckResult = 'ok' | 'unavailable' | 'timeout' | 'full' | 'throttled' | 'error';
 
 @ApiTags('operations')
 @Controller()
 export class HealthController {
+  private readonly log = new Logger('readyz');
+  /** The last result per component, so a failing store is logged when it starts failing, not on every probe. */
+  private readonly last = new Map<string, CheckResult>();
+
   constructor(@Inject(RUNTIME) private readonly runtime: Runtime) {}
 
   @Get('healthz')
@@ -23,13 +33,33 @@ export class HealthController {
   @ApiResponse({ status: 503 })
   async readyz(@Res() reply: FastifyReply): Promise<void> {
     const { hot, objects, config } = this.runtime;
-    const checks: Record<string, string> = {};
-    await Promise.all([
-      hot.generation({ ns: config.namespace, shard: 0 }).then(() => (checks.hot = 'ok'), (e: Error) => (checks.hot = e.message)),
-      objects.head(MANIFEST_KEY).then(() => (checks.objects = 'ok'), (e: Error) => (checks.objects = e.message)),
+    const [hotCheck, objectsCheck] = await Promise.all([
+      this.check('hot', () => hot.generation({ ns: config.namespace, shard: 0 })),
+      this.check('objects', () => objects.head(MANIFEST_KEY)),
     ]);
-    const ok = Object.values(checks).every((v) => v === 'ok');
+    const checks = { hot: hotCheck, objects: objectsCheck };
+    const ok = hotCheck === 'ok' && objectsCheck === 'ok';
     await reply.status(ok ? 200 : 503).send({ status: ok ? 'ready' : 'not ready', checks });
+  }
+
+  private async check(component: string, probe: () => Promise<unknown>): Promise<CheckResult> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), CHECK_TIMEOUT_MS)));
+    const result = await Promise.race([
+      probe().then(
+        () => 'ok' as const,
+        (e: unknown) => {
+          const r = classify(e);
+          if (this.last.get(component) !== r) this.log.warn(`${component} is not ready (${r}): ${describe(e)}`);
+          return r;
+        },
+      ),
+      timedOut,
+    ]);
+    clearTimeout(timer);
+    if (result === 'timeout' && this.last.get(component) !== 'timeout') this.log.warn(`${component} is not ready: no answer within ${CHECK_TIMEOUT_MS} ms`);
+    this.last.set(component, result);
+    return result;
   }
 
   @Get('metrics')
@@ -38,5 +68,23 @@ export class HealthController {
   @ApiResponse({ status: 200 })
   async metrics(): Promise<string> {
     return this.runtime.metrics.registry.metrics();
+  }
+}
+
+/** The error and what caused it, for the server log only. */
+function describe(e: unknown): string {
+  if (!(e instanceof Error)) return String(e);
+  return e.cause instanceof Error ? `${e.message} (${e.cause.message})` : e.message;
+}
+
+function classify(e: unknown): CheckResult {
+  if (!(e instanceof UnavailableError)) return 'error';
+  switch (e.reason) {
+    case 'timeout':
+    case 'full':
+    case 'throttled':
+      return e.reason;
+    default:
+      return 'unavailable';
   }
 }

@@ -12,6 +12,7 @@ import {
   type SeriesKey,
   type ShardRef,
 } from '@s4/core';
+import { hotTierError } from './faults.js';
 import { ACQUIRE, APPEND, BUMP, RELEASE, RENEW, SCAN, UNLOCK } from './scripts.js';
 
 type Arg = string | number | Buffer;
@@ -32,25 +33,72 @@ export function shardPrefix(ref: ShardRef): string {
 
 const holder = (lease: Lease) => `${lease.owner}|${lease.fence}`;
 
+export interface RedisHotTierOptions extends RedisOptions {
+  /** Redis Cluster, MemoryDB and ElastiCache Serverless endpoints. */
+  cluster?: boolean;
+  /** Connect timeout and per-command timeout (default 5000). */
+  timeoutMs?: number;
+  /** Connection failures (the client keeps reconnecting); default: one process warning per outage. */
+  onConnectionError?: (error: Error) => void;
+}
+
+/** Reconnect delay: doubling from 50 ms, capped at 2 s so a returning server is found quickly, jittered so many clients do not reconnect in step. */
+export function reconnectDelay(attempt: number): number {
+  const base = Math.min(2_000, 50 * 2 ** Math.min(attempt - 1, 10));
+  return Math.round(base / 2 + Math.random() * (base / 2));
+}
+
 /**
  * Hot tier on Redis, Valkey or MemoryDB. Appends of one shard are one atomic script call;
  * durability is the server's (appendfsync on Redis, the multi-AZ log on MemoryDB).
+ *
+ * No call waits for an outage to end: every command has a timeout, commands fail at once while
+ * the client is disconnected (it reconnects forever in the background), and a command is sent
+ * at most once, so a write the caller was told failed is never sent again behind its back.
+ * Faults become UnavailableError (503 to API callers): reason `full` when Redis refuses writes
+ * over maxmemory, `timeout`, or `unavailable`.
  */
 export class RedisHotTier implements HotTier {
   private readonly redis: ScriptedRedis;
+  private readonly timeoutMs: number;
+  /**
+   * Settles when the first connection attempt succeeds or fails. Calls made before that wait for
+   * it (bounded) instead of failing while a healthy server is still being connected to at start.
+   */
+  private readonly firstAttempt: Promise<void>;
+  private firstAttemptOver = false;
 
   /**
    * `cluster` for Redis Cluster, MemoryDB and ElastiCache Serverless endpoints: every key of a
    * shard hashes to one slot, so each script runs on the node that owns the shard.
    */
-  constructor(url: string, options: RedisOptions & { cluster?: boolean } = {}) {
-    const { cluster, ...redisOptions } = options;
-    const common = { maxRetriesPerRequest: 3, enableAutoPipelining: true, ...redisOptions };
+  constructor(url: string, options: RedisHotTierOptions = {}) {
+    const { cluster, timeoutMs = 5_000, onConnectionError, ...redisOptions } = options;
+    this.timeoutMs = timeoutMs;
+    const common: RedisOptions = {
+      enableAutoPipelining: true,
+      connectTimeout: timeoutMs,
+      commandTimeout: timeoutMs,
+      // A server that stops answering (frozen, partitioned) has its connection torn down after
+      // this long, so later commands fail at once instead of each waiting out its timeout.
+      socketTimeout: timeoutMs,
+      retryStrategy: reconnectDelay,
+      // Fail rather than queue while disconnected, and never resend: with 0, commands in flight
+      // when the connection drops are failed at once (ioredis flushes them on every reconnect
+      // attempt), and without resending they are not replayed after a newer write of the caller.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      autoResendUnfulfilledCommands: false,
+      ...redisOptions,
+    };
     let redis: Redis | Cluster;
     if (cluster) {
       const u = new URL(url);
       redis = new Cluster([{ host: u.hostname, port: Number(u.port || 6379) }], {
         dnsLookup: (address, callback) => callback(null, address),
+        enableOfflineQueue: false,
+        clusterRetryStrategy: reconnectDelay,
+        slotsRefreshTimeout: timeoutMs,
         redisOptions: { ...common, username: u.username || undefined, password: common.password ?? (u.password || undefined), tls: u.protocol === 'rediss:' ? {} : undefined },
       });
     } else {
@@ -64,6 +112,32 @@ export class RedisHotTier implements HotTier {
     redis.defineCommand('s4unlock', { numberOfKeys: 1, lua: UNLOCK });
     redis.defineCommand('s4bump', { numberOfKeys: 1, lua: BUMP });
     this.redis = redis as unknown as ScriptedRedis;
+
+    // One report per outage: the client retries every couple of seconds and would repeat it each time.
+    let reported = false;
+    const report = onConnectionError ?? ((e: Error) => process.emitWarning(`hot tier connection failed, reconnecting until it is back: ${e.message}`));
+    redis.on('error', (e: Error) => {
+      if (reported) return;
+      reported = true;
+      report(e);
+    });
+    this.firstAttempt = new Promise<void>((resolve) => {
+      redis.once('ready', resolve);
+      redis.once('error', resolve);
+    }).then(() => {
+      this.firstAttemptOver = true;
+    });
+    redis.on('ready', () => (reported = false));
+  }
+
+  /** Run one operation of the port: classified errors, and a bounded wait for the first connection. */
+  private async run<T>(what: string, op: () => Promise<T>): Promise<T> {
+    if (!this.firstAttemptOver) await within(this.firstAttempt, this.timeoutMs);
+    try {
+      return await op();
+    } catch (e) {
+      throw hotTierError(e, what);
+    }
   }
 
   async append(entries: readonly HotAppend[]): Promise<void> {
@@ -74,48 +148,54 @@ export class RedisHotTier implements HotTier {
       if (!list) byShard.set(p, (list = []));
       list.push(e);
     }
-    await Promise.all(
-      [...byShard].map(([prefix, list]) => {
-        const args: Arg[] = [list.length];
-        for (const e of list)
-          args.push(e.window, e.id, e.key.metric, JSON.stringify({ metric: e.key.metric, tags: e.key.tags }), Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength));
-        return this.redis.s4append(prefix, ...args);
-      }),
+    await this.run('appending samples', () =>
+      Promise.all(
+        [...byShard].map(([prefix, list]) => {
+          const args: Arg[] = [list.length];
+          for (const e of list)
+            args.push(e.window, e.id, e.key.metric, JSON.stringify({ metric: e.key.metric, tags: e.key.tags }), Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength));
+          return this.redis.s4append(prefix, ...args);
+        }),
+      ),
     );
   }
 
   async openWindows(ref: ShardRef): Promise<number[]> {
-    const ws = await this.redis.zrange(`${shardPrefix(ref)}windows`, '0', '-1');
+    const ws = await this.run('listing hot windows', () => this.redis.zrange(`${shardPrefix(ref)}windows`, '0', '-1'));
     return ws.map(Number).sort((a, b) => a - b);
   }
 
   async readWindow(ref: ShardRef, window: number): Promise<HotLog[]> {
-    const wp = `${shardPrefix(ref)}w:${window}:`;
-    const meta = await this.redis.hgetall(`${wp}meta`);
-    const ids = Object.keys(meta);
-    if (ids.length === 0) return [];
-    const logs = await this.redis.mgetBuffer(...ids.map((id) => `${wp}log:${id}`));
-    const out: HotLog[] = [];
-    ids.forEach((id, i) => {
-      const data = logs[i];
-      if (data) out.push({ id, key: JSON.parse(meta[id]!) as SeriesKey, window, data });
+    return this.run('reading a hot window', async () => {
+      const wp = `${shardPrefix(ref)}w:${window}:`;
+      const meta = await this.redis.hgetall(`${wp}meta`);
+      const ids = Object.keys(meta);
+      if (ids.length === 0) return [];
+      const logs = await this.redis.mgetBuffer(...ids.map((id) => `${wp}log:${id}`));
+      const out: HotLog[] = [];
+      ids.forEach((id, i) => {
+        const data = logs[i];
+        if (data) out.push({ id, key: JSON.parse(meta[id]!) as SeriesKey, window, data });
+      });
+      return out;
     });
-    return out;
   }
 
   async release(lease: Lease, window: number, cursors: readonly HotCursor[]): Promise<void> {
     const args: Arg[] = [holder(lease), window, cursors.length];
     for (const c of cursors) args.push(c.id, c.length);
-    try {
-      await this.redis.s4release(shardPrefix(lease.ref), ...args);
-    } catch (e) {
-      throw leaseError(e, lease);
-    }
+    await this.run('releasing flushed samples', async () => {
+      try {
+        await this.redis.s4release(shardPrefix(lease.ref), ...args);
+      } catch (e) {
+        throw leaseError(e, lease);
+      }
+    });
   }
 
   async scan(ref: ShardRef, metric: string, from: number, to: number): Promise<HotScan> {
     const first = Math.floor(from / WINDOW_MS) * WINDOW_MS;
-    const reply = await this.redis.s4scanBuffer(shardPrefix(ref), metric, first, to - 1);
+    const reply = await this.run('reading hot samples', () => this.redis.s4scanBuffer(shardPrefix(ref), metric, first, to - 1));
     const generation = Number(reply[0]);
     const logs: HotLog[] = [];
     for (let i = 1; i + 3 < reply.length; i += 4) {
@@ -128,55 +208,77 @@ export class RedisHotTier implements HotTier {
   }
 
   async seriesIn(ref: ShardRef, metric: string | undefined, from: number, to: number): Promise<SeriesKey[]> {
-    const p = shardPrefix(ref);
-    const windows = await this.redis.zrangebyscore(`${p}windows`, Math.floor(from / WINDOW_MS) * WINDOW_MS, to - 1);
-    const out = new Map<string, SeriesKey>();
-    for (const w of windows) {
-      const meta = await this.redis.hgetall(`${p}w:${w}:meta`);
-      for (const [id, json] of Object.entries(meta)) {
-        const key = JSON.parse(json) as SeriesKey;
-        if (metric === undefined || key.metric === metric) out.set(id, key);
+    return this.run('listing hot series', async () => {
+      const p = shardPrefix(ref);
+      const windows = await this.redis.zrangebyscore(`${p}windows`, Math.floor(from / WINDOW_MS) * WINDOW_MS, to - 1);
+      const out = new Map<string, SeriesKey>();
+      for (const w of windows) {
+        const meta = await this.redis.hgetall(`${p}w:${w}:meta`);
+        for (const [id, json] of Object.entries(meta)) {
+          const key = JSON.parse(json) as SeriesKey;
+          if (metric === undefined || key.metric === metric) out.set(id, key);
+        }
       }
-    }
-    return [...out.values()];
+      return [...out.values()];
+    });
   }
 
   async bumpGeneration(lease: Lease): Promise<number> {
-    try {
-      return await this.redis.s4bump(shardPrefix(lease.ref), holder(lease));
-    } catch (e) {
-      throw leaseError(e, lease);
-    }
+    return this.run('bumping the shard generation', async () => {
+      try {
+        return await this.redis.s4bump(shardPrefix(lease.ref), holder(lease));
+      } catch (e) {
+        throw leaseError(e, lease);
+      }
+    });
   }
 
   async generation(ref: ShardRef): Promise<number> {
-    return Number((await this.redis.get(`${shardPrefix(ref)}gen`)) ?? 0);
+    return Number((await this.run('reading the shard generation', () => this.redis.get(`${shardPrefix(ref)}gen`))) ?? 0);
   }
 
   async acquireLease(ref: ShardRef, owner: string, ttlMs: number): Promise<Lease | null> {
-    const fence = await this.redis.s4acquire(shardPrefix(ref), owner, ttlMs);
+    const fence = await this.run('taking a shard lease', () => this.redis.s4acquire(shardPrefix(ref), owner, ttlMs));
     return fence === null ? null : { ref, owner, fence: Number(fence) };
   }
 
   async renewLease(lease: Lease, ttlMs: number): Promise<boolean> {
-    return (await this.redis.s4renew(shardPrefix(lease.ref), holder(lease), ttlMs)) === 1;
+    return (await this.run('renewing a shard lease', () => this.redis.s4renew(shardPrefix(lease.ref), holder(lease), ttlMs))) === 1;
   }
 
   async releaseLease(lease: Lease): Promise<void> {
-    await this.redis.s4unlock(shardPrefix(lease.ref), holder(lease));
+    await this.run('giving up a shard lease', () => this.redis.s4unlock(shardPrefix(lease.ref), holder(lease)));
   }
 
   async stats(): Promise<HotTierStats> {
-    const info = await this.redis.info('memory');
-    const bytes = Number(/used_memory:(\d+)/.exec(info)?.[1] ?? 0);
-    return { bytes, logs: await this.redis.dbsize() };
+    return this.run('reading hot-tier stats', async () => {
+      const info = await this.redis.info('memory');
+      const bytes = Number(/used_memory:(\d+)/.exec(info)?.[1] ?? 0);
+      return { bytes, logs: await this.redis.dbsize() };
+    });
   }
 
   async close(): Promise<void> {
-    await this.redis.quit();
+    // QUIT needs a live connection; without one there is nothing to say goodbye to.
+    if (this.redis.status === 'ready') {
+      try {
+        await this.redis.quit();
+        return;
+      } catch {
+        // fall through: drop the connection
+      }
+    }
+    this.redis.disconnect();
   }
 }
 
 function leaseError(e: unknown, lease: Lease): unknown {
   return e instanceof Error && e.message.includes('S4LEASE') ? new LeaseLostError(`${lease.ref.ns}/${lease.ref.shard}`, lease.fence) : e;
+}
+
+/** Wait for `promise`, but no longer than `ms`; either way, carry on. */
+async function within(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }
