@@ -12,3 +12,4 @@ export {
 export { DAY_LIST_VERSION, decodeDayList, encodeDayList } from './catalog/day-list.js';
 export { RecordEncoder, decodeRecords, type Fields } from './hotlog/records.js';
 export { WAL_HEADER_BYTES, WAL_RECORD_TYPES, decodeWal, encodeWalRecord, type WalRecord } from './wal/wal.js';
+export * from './shred/index.js';

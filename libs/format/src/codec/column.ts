@@ -30,6 +30,13 @@ const K_OTHER = 8;
  * The body is an optional presence bitmap (flag bit 0) followed by the present values only.
  */
 export function encodeColumn(w: ByteWriter, name: string, col: readonly FieldValue[]): void {
+  assertWellFormed(name);
+  w.str(name);
+  encodeColumnBody(w, col);
+}
+
+/** A field column without its name (segment v2 keeps names in the footer): encoding u8 | flags u8 | body length uvarint | body. */
+export function encodeColumnBody(w: ByteWriter, col: readonly FieldValue[]): void {
   const n = col.length;
   let kinds = 0;
   let present = 0;
@@ -69,8 +76,6 @@ export function encodeColumn(w: ByteWriter, name: string, col: readonly FieldVal
       body.bytes(msgpack.pack(dense));
     }
   }
-  assertWellFormed(name);
-  w.str(name);
   w.u8(enc);
   w.u8(present > 0 && present < n ? FLAG_PRESENCE : 0);
   w.uvarint(body.pos);
@@ -84,6 +89,11 @@ export interface DecodedColumn {
 
 export function decodeColumn(r: ByteReader, n: number): DecodedColumn {
   const name = r.str();
+  return { name, values: decodeColumnBody(r, n, name) };
+}
+
+/** Reads what encodeColumnBody wrote; `name` is for error messages. */
+export function decodeColumnBody(r: ByteReader, n: number, name: string): FieldValue[] {
   const enc = r.u8();
   const flags = r.u8();
   const len = r.uvarint();
@@ -124,12 +134,12 @@ export function decodeColumn(r: ByteReader, n: number): DecodedColumn {
       return body.fail(`column ${name}: unknown encoding ${enc}`);
   }
   body.done();
-  if (enc === Enc.Absent) return { name, values: new Array<FieldValue>(n).fill(null) };
-  if (!presence) return { name, values: dense };
+  if (enc === Enc.Absent) return new Array<FieldValue>(n).fill(null);
+  if (!presence) return dense;
   const values = new Array<FieldValue>(n);
   let j = 0;
   for (let i = 0; i < n; i++) values[i] = bitAt(presence, i) ? dense[j++]! : null;
-  return { name, values };
+  return values;
 }
 
 function unpackColumn(body: ByteReader, name: string, end: number, present: number): FieldValue[] {

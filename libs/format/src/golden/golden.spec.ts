@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { FieldValue, SeriesColumns } from '@s4/core';
 import {
+  ColumnRole,
   RecordEncoder,
   decodeCatalog,
   decodeDayList,
@@ -17,7 +18,7 @@ import {
   type SegmentInput,
   type WalRecord,
 } from '../index.js';
-import { canon, parseExact, stringifyExact } from '../testing/exact-json.js';
+import { canon, ordered, parseExact, stringifyExact } from '../testing/exact-json.js';
 
 /**
  * Golden files: committed objects of every shipped format version, with the decoded content as
@@ -69,6 +70,55 @@ export const SEGMENT_V1: SegmentInput = {
   ],
 };
 
+/** Records of changing shape: every case the shredder must round-trip exactly, key order included. */
+function machineRecord(i: number): FieldValue {
+  const position: Record<string, FieldValue> = i % 10 === 9 ? { lon: 151.2093 + i * 1e-5, lat: -33.8688 - i * 1e-5 } : { lat: -33.8688 - i * 1e-5, lon: 151.2093 + i * 1e-5 };
+  if (i >= 20) position['alt'] = Math.round(4200 + i * 3) / 100;
+  const sats: FieldValue[] = [];
+  for (let k = 0; k < (i * 7) % 5; k++) {
+    const sat: Record<string, FieldValue> = { prn: 2 + k * 3, snr: k === 2 ? null : 30 + ((i + k) % 9), used: k % 2 === 0 };
+    if (k === 3) delete sat['snr'];
+    if (i % 6 === 1 && k === 0) sat['x.y'] = 'dot';
+    if (i % 8 === 3 && k === 1) sat['[]'] = [];
+    sats.push(sat);
+  }
+  const accel = { x: i === 4 ? -0 : i / 8, y: i === 5 ? NaN : -i / 4, z: i === 6 ? Infinity : 9.81 };
+  const meta: Record<string, FieldValue> = { fw: i < 30 ? '4.12.3' : '4.13.0', '10': i, '9': -i, 'ü😀': i % 2 === 0, tags: i % 3 === 0 ? [] : ['a', 'b'].slice(0, (i % 3) + 0) };
+  if (i === 17) Object.defineProperty(meta, '__proto__', { value: { a: 1 }, enumerable: true, writable: true, configurable: true });
+  const r: Record<string, FieldValue> = { position, sats, imu: i === 13 ? 'offline' : i === 14 ? null : { accel }, meta };
+  if (i % 11 === 2) r['diag'] = [[1, [2, 'x']], {}, null, -0];
+  if (i === 15) delete r['imu'];
+  return r;
+}
+
+const records = seq(40, machineRecord) as Record<string, FieldValue>[];
+const recordFields = (names: string[]) => Object.fromEntries(names.map((k) => [k, records.map((r) => (Object.hasOwn(r, k) ? r[k]! : null))]));
+
+export const SEGMENT_V2: SegmentInput = {
+  ns: 'golden',
+  shard: 3,
+  window: H,
+  series: [
+    { id: '1111000000000000', metric: 'machine.gps', tags: { device: 'dm-ü-1' }, ts: tsReg.slice(0, 40), fields: recordFields(['position', 'sats', 'imu', 'meta', 'diag']) },
+    {
+      id: '2222000000000000',
+      metric: 'irregular',
+      tags: {},
+      ts: tsReg.slice(0, 30),
+      fields: {
+        // Every record its own keys: shredding does not pay, the writer stores the field whole.
+        bag: seq(30, (i) => ({ [`k${i}`]: i, [`s${i}`]: `v${i}` })),
+        'a.b': seq(30, (i) => (i % 4 === 0 ? null : { 'c[]': [i, { d: i % 3 === 0 }] })),
+        '': seq(30, (i) => [i, [i]]),
+        value: seq(30, (i) => i / 4),
+      },
+    },
+    SEGMENT_V1.series[0]!,
+    { id: 'ffff000000000000', metric: 'edge.one', tags: {}, ts: [-1], fields: { value: [{ a: -0 }] } },
+    { id: 'eeee000000000000', metric: 'edge.empty', tags: {}, ts: [], fields: {} },
+  ],
+};
+
 export const CATALOG_V1: Catalog = {
   ns: 'golden',
   shard: 3,
@@ -109,7 +159,15 @@ const golden = [
   {
     name: 'segment-v1',
     ext: 's4seg',
-    encode: () => encodeSegment(SEGMENT_V1),
+    encode: () => encodeSegment(SEGMENT_V1, { version: 1 }),
+    decode: (b: Uint8Array) => decodeSegment(b),
+    reencode: (json: { footer: SegmentInput; series: SegmentInput['series'] }) =>
+      encodeSegment({ ns: json.footer.ns, shard: json.footer.shard, window: json.footer.window, series: json.series }, { version: 1 }),
+  },
+  {
+    name: 'segment-v2',
+    ext: 's4seg',
+    encode: () => encodeSegment(SEGMENT_V2),
     decode: (b: Uint8Array) => decodeSegment(b),
     reencode: (json: { footer: SegmentInput; series: SegmentInput['series'] }) =>
       encodeSegment({ ns: json.footer.ns, shard: json.footer.shard, window: json.footer.window, series: json.series }),
@@ -137,10 +195,29 @@ const golden = [
   },
 ] as const;
 
-it('the golden segment holds exactly the input it was made from', () => {
-  const { series } = decodeSegment(new Uint8Array(readFileSync(dir('segment-v1.s4seg'))));
-  const byId = [...SEGMENT_V1.series].sort((a, b) => (a.id < b.id ? -1 : 1));
+it.each([
+  ['segment-v1', SEGMENT_V1],
+  ['segment-v2', SEGMENT_V2],
+] as const)('the golden %s holds exactly the input it was made from, key order included', (name, input) => {
+  const { series } = decodeSegment(new Uint8Array(readFileSync(dir(`${name}.s4seg`))));
+  const byId = [...input.series].sort((a, b) => (a.id < b.id ? -1 : 1));
   expect(canon(series)).toBe(canon(byId));
+  const fields = (s: readonly { fields: Record<string, FieldValue[]> }[]) => s.map((x) => ordered(Object.fromEntries(Object.keys(x.fields).sort().map((k) => [k, x.fields[k]]))));
+  expect(fields(series)).toEqual(fields(byId));
+});
+
+it('the golden segment-v2 stores nested records shredded and an irregular field whole', () => {
+  const { footer } = decodeSegment(new Uint8Array(readFileSync(dir('segment-v2.s4seg'))));
+  const columns = (id: string) => new Map(footer.series.find((e) => e.id === id)!.directory!.layout.chunks.flatMap((c) => c.map((col) => [col.path, col.role] as const)));
+  const gps = columns('1111000000000000');
+  for (const p of ['position.lat', 'sats[].prn', 'sats[].x\\.y', 'sats[].\\[\\]', 'imu.accel.x', 'meta.tags[]', 'meta.__proto__.a']) expect(gps.get(p), p).toBe(ColumnRole.Node);
+  // Four records out of forty have diagnostics: shredding them would not pay.
+  expect(gps.get('diag')).toBe(ColumnRole.Field);
+  const irregular = columns('2222000000000000');
+  expect(irregular.get('bag')).toBe(ColumnRole.Field);
+  expect(irregular.get('a\\.b.c\\[\\][].d')).toBe(ColumnRole.Node);
+  expect(irregular.get('[][]')).toBe(ColumnRole.Node);
+  expect(footer.version).toBe(2);
 });
 
 describe.each(golden)('golden $name', (g) => {

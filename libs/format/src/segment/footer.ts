@@ -1,10 +1,13 @@
 import { ByteReader, ByteWriter, setOwn } from '../codec/bytes.js';
-import { decodeFrame, encodeFrame } from '../codec/frame.js';
+import { decodeFrame, encodeFrame, FRAME_OVERHEAD } from '../codec/frame.js';
 import { assertWellFormed } from '../codec/values.js';
-import { asCorrupt } from './block.js';
-import type { FooterEntry, SegmentFooter } from './types.js';
+import { asCorrupt } from './checks.js';
+import { indexLayout, layoutKey } from './layout.js';
+import { ColumnRole, type BlockLayout, type FooterEntry, type LayoutColumn, type SegmentFooter } from './types.js';
 
-export const SEGMENT_VERSION = 1;
+/** The version writers write; readers also accept every earlier one (SEGMENT_VERSIONS). */
+export const SEGMENT_VERSION = 2;
+export const SEGMENT_VERSIONS: readonly number[] = [1, 2];
 /** "S4SG" then version u8 then three zero bytes. */
 export const SEGMENT_HEADER_BYTES = 8;
 const WHAT = 'segment footer';
@@ -13,9 +16,14 @@ const WHAT = 'segment footer';
  * Footer payload: metric names, tag keys and values and field names are stored once in a string
  * table and referenced by index, because thousands of series of one shard repeat them.
  *   version u8 | ns str | shard uvarint | window svarint | #strings uvarint | strings
- *   | #series uvarint | entries
+ *   | [v2: #layouts uvarint | layout…] | #series uvarint | entries
+ * layout (v2): #chunks uvarint | (#columns uvarint | (role u8 | [path ref unless role 0])…)…
  * entry: id str | metric ref | #tags uvarint | (key ref, value ref)… | offset uvarint
- *   | length uvarint | count uvarint | minTs svarint | maxTs svarint | #fields uvarint | field ref…
+ *   | length uvarint | count uvarint | minTs svarint | maxTs svarint | then
+ *   v1: #fields uvarint | field ref…
+ *   v2: layout uvarint | chunk length uvarint × #chunks
+ * Distinct layouts are stored once: the series of a shard mostly share one, and an entry then
+ * costs its chunk lengths only.
  */
 export function encodeFooter(footer: SegmentFooter, level?: number): Uint8Array {
   const table = new Map<string, number>();
@@ -28,6 +36,8 @@ export function encodeFooter(footer: SegmentFooter, level?: number): Uint8Array 
     }
     return i;
   };
+  const layouts: BlockLayout[] = [];
+  const layoutIds = new Map<string, number>();
   const entries = new ByteWriter(footer.series.length * 48 + 64);
   for (const e of footer.series) {
     assertWellFormed(e.id);
@@ -44,10 +54,40 @@ export function encodeFooter(footer: SegmentFooter, level?: number): Uint8Array 
     entries.uvarint(e.count);
     entries.svarint(e.minTs);
     entries.svarint(e.maxTs);
-    entries.uvarint(e.fields.length);
-    for (const f of e.fields) entries.uvarint(ref(f));
+    if (footer.version === 1) {
+      entries.uvarint(e.fields.length);
+      for (const f of e.fields) entries.uvarint(ref(f));
+      continue;
+    }
+    const d = e.directory;
+    if (!d) throw new RangeError(`series ${e.id}: a version ${footer.version} footer entry needs its column directory`);
+    const key = layoutKey(d.layout);
+    let li = layoutIds.get(key);
+    if (li === undefined) {
+      li = layouts.length;
+      layoutIds.set(key, li);
+      layouts.push(d.layout);
+    }
+    if (d.chunkLengths.length !== d.layout.chunks.length) throw new RangeError(`series ${e.id}: ${d.chunkLengths.length} chunk lengths for a layout of ${d.layout.chunks.length} chunks`);
+    entries.uvarint(li);
+    for (const len of d.chunkLengths) entries.uvarint(len);
   }
-  const w = new ByteWriter(entries.pos + 1024);
+  const lw = new ByteWriter(256);
+  if (footer.version >= 2) {
+    lw.uvarint(layouts.length);
+    for (const l of layouts) {
+      indexLayout(l);
+      lw.uvarint(l.chunks.length);
+      for (const chunk of l.chunks) {
+        lw.uvarint(chunk.length);
+        for (const col of chunk) {
+          lw.u8(col.role);
+          if (col.role !== ColumnRole.Timestamps) lw.uvarint(ref(col.path));
+        }
+      }
+    }
+  }
+  const w = new ByteWriter(entries.pos + lw.pos + 1024);
   w.u8(footer.version);
   assertWellFormed(footer.ns);
   w.str(footer.ns);
@@ -55,6 +95,7 @@ export function encodeFooter(footer: SegmentFooter, level?: number): Uint8Array 
   w.svarint(footer.window);
   w.uvarint(table.size);
   for (const s of table.keys()) w.str(s);
+  w.bytes(lw.written());
   w.uvarint(footer.series.length);
   w.bytes(entries.written());
   return encodeFrame(w.written(), level);
@@ -65,18 +106,20 @@ export function decodeFooter(bytes: Uint8Array): SegmentFooter {
   try {
     const r = new ByteReader(decodeFrame(bytes, WHAT), WHAT);
     const version = r.u8();
-    if (version !== SEGMENT_VERSION) r.fail(`unsupported footer version ${version}`);
+    if (!SEGMENT_VERSIONS.includes(version)) r.fail(`unsupported footer version ${version}`);
     const ns = r.str();
     const shard = r.uvarint();
     const window = r.svarint();
     const nStrings = r.count();
     const table: string[] = [];
     for (let i = 0; i < nStrings; i++) table.push(r.str());
-    const deref = () => {
+    const derefIndex = () => {
       const i = r.uvarint();
       if (i >= nStrings) r.fail(`string ref ${i} outside a table of ${nStrings}`);
-      return table[i]!;
+      return i;
     };
+    const deref = () => table[derefIndex()]!;
+    const layouts = version >= 2 ? readLayouts(r, deref) : [];
     const nSeries = r.count(8);
     const series: FooterEntry[] = [];
     let prevId: string | null = null;
@@ -103,14 +146,58 @@ export function decodeFooter(bytes: Uint8Array): SegmentFooter {
       if (offset < prevEnd) r.fail(`series ${id}: block at ${offset} overlaps the previous one`);
       if (minTs > maxTs) r.fail(`series ${id}: minTs ${minTs} after maxTs ${maxTs}`);
       prevEnd = offset + length;
-      const nFields = r.count();
-      const fields: string[] = [];
-      for (let f = 0; f < nFields; f++) fields.push(deref());
-      series.push({ id, metric, tags, offset, length, count, minTs, maxTs, fields });
+      if (version === 1) {
+        const nFields = r.count();
+        const fields: string[] = [];
+        for (let f = 0; f < nFields; f++) fields.push(deref());
+        series.push({ id, metric, tags, offset, length, count, minTs, maxTs, fields });
+        continue;
+      }
+      const li = r.uvarint();
+      if (li >= layouts.length) r.fail(`series ${id}: layout ${li} outside ${layouts.length}`);
+      const layout = layouts[li]!;
+      const index = indexLayout(layout);
+      const chunkLengths = new Array<number>(layout.chunks.length);
+      let total = 0;
+      for (let c = 0; c < chunkLengths.length; c++) {
+        const len = r.uvarint();
+        if (len < FRAME_OVERHEAD) r.fail(`series ${id}: chunk of ${len} bytes is shorter than a frame`);
+        chunkLengths[c] = len;
+        total += len;
+      }
+      if (total !== length) r.fail(`series ${id}: chunks of ${total} bytes in a block of ${length}`);
+      series.push({ id, metric, tags, offset, length, count, minTs, maxTs, fields: index.fields as string[], directory: { layout, chunkLengths } });
     }
     r.done();
     return { version, ns, shard, window, series };
   } catch (err) {
     throw asCorrupt(WHAT, err);
   }
+}
+
+/** The footer's distinct block layouts, each checked and indexed once (layout.ts). */
+function readLayouts(r: ByteReader, deref: () => string): BlockLayout[] {
+  const n = r.count(2);
+  const out: BlockLayout[] = [];
+  for (let l = 0; l < n; l++) {
+    const nChunks = r.count(2);
+    const chunks: LayoutColumn[][] = [];
+    for (let c = 0; c < nChunks; c++) {
+      const nColumns = r.count();
+      const columns: LayoutColumn[] = [];
+      for (let k = 0; k < nColumns; k++) {
+        const role = r.u8() as ColumnRole;
+        columns.push({ role, path: role === ColumnRole.Timestamps ? '' : deref() });
+      }
+      chunks.push(columns);
+    }
+    const layout = { chunks };
+    try {
+      indexLayout(layout);
+    } catch (err) {
+      r.fail(`layout ${l}: ${(err as Error).message}`);
+    }
+    out.push(layout);
+  }
+  return out;
 }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CorruptDataError } from '@s4/core';
-import { decodeBlock, decodeFooter, decodeSegment, encodeSegment, readTrailer, SEGMENT_TRAILER_BYTES } from '../index.js';
+import { decodeBlock, decodeFooter, decodeSegment, encodeSegment as encode, readTrailer, SEGMENT_TRAILER_BYTES } from '../index.js';
 import { seriesList } from '../testing/arbitraries.js';
 import { canon } from '../testing/exact-json.js';
 import type { SegmentInput, SegmentSeriesInput } from './types.js';
@@ -10,7 +10,8 @@ const input = (series: SegmentSeriesInput[]): SegmentInput => ({ ns: 'metrics', 
 const sortById = (s: SegmentSeriesInput[]) => [...s].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 const expected = (s: SegmentSeriesInput[]) => canon(sortById(s).map(({ id, metric, tags, ts, fields }) => ({ id, metric, tags, ts, fields })));
 
-describe('segment', () => {
+describe.each([1, 2] as const)('segment version %i', (version) => {
+  const encodeSegment = (i: SegmentInput) => encode(i, { version });
   it('round-trips random series exactly', () => {
     fc.assert(
       fc.property(seriesList(), (series) => {
@@ -29,7 +30,7 @@ describe('segment', () => {
         const bytes = encodeSegment(input(series));
         const { footerOffset, footerLength } = readTrailer(bytes.subarray(bytes.length - SEGMENT_TRAILER_BYTES));
         const footer = decodeFooter(bytes.slice(footerOffset, footerOffset + footerLength));
-        expect([footer.ns, footer.shard, footer.window, footer.version]).toEqual(['metrics', 7, 1_763_784_000_000, 1]);
+        expect([footer.ns, footer.shard, footer.window, footer.version]).toEqual(['metrics', 7, 1_763_784_000_000, version]);
         const sorted = sortById(series);
         const first = footer.series[0];
         const last = footer.series.at(-1);
@@ -97,7 +98,7 @@ describe('segment', () => {
 it('decodeBlock with its footer entry rejects a block that belongs to another entry', () => {
   const a = { id: 'a', metric: 'm', tags: {}, ts: [1, 2], fields: { value: [1, 2] } };
   const b = { id: 'b', metric: 'm', tags: {}, ts: [1, 3], fields: { value: [1, 2] } };
-  const bytes = encodeSegment(input([a, b]));
+  const bytes = encode(input([a, b]));
   const { footerOffset, footerLength } = readTrailer(bytes.subarray(-SEGMENT_TRAILER_BYTES));
   const [ea, eb] = decodeFooter(bytes.subarray(footerOffset, footerOffset + footerLength)).series;
   expect(() => decodeBlock(bytes.subarray(eb!.offset, eb!.offset + eb!.length), ea)).toThrow(CorruptDataError);

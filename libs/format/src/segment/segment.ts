@@ -3,7 +3,8 @@ import { CorruptDataError } from '@s4/core';
 import { crc32 } from 'node:zlib';
 import { ByteWriter } from '../codec/bytes.js';
 import { decodeBlock, encodeBlock } from './block.js';
-import { decodeFooter, encodeFooter, SEGMENT_HEADER_BYTES, SEGMENT_VERSION } from './footer.js';
+import { encodeBlockV2, type ShredMode } from './block-v2.js';
+import { decodeFooter, encodeFooter, SEGMENT_HEADER_BYTES, SEGMENT_VERSION, SEGMENT_VERSIONS } from './footer.js';
 import type { FooterEntry, SegmentFooter, SegmentInput, SegmentTrailer } from './types.js';
 
 /** "S4SG": first and last four bytes of every segment object. */
@@ -17,6 +18,13 @@ export const SEGMENT_TRAILER_BYTES = 24;
 export interface EncodeOptions {
   /** zstd level for blocks and footer; the default (3) is what the benchmarks chose. */
   level?: number;
+  /**
+   * Format version to write: 2 (the default, shredded columns with a column directory) or 1
+   * (kept so that the golden v1 file can be re-encoded and sizes compared).
+   */
+  version?: 1 | 2;
+  /** Version 2: how nested fields are stored (block-v2.ts); 'auto', the default, measures per field. */
+  shred?: ShredMode;
 }
 
 export function encodeSegment(input: SegmentInput, options: EncodeOptions = {}): Uint8Array {
@@ -25,12 +33,15 @@ export function encodeSegment(input: SegmentInput, options: EncodeOptions = {}):
     if (sorted[i]!.id === sorted[i - 1]!.id) throw new RangeError(`series ${sorted[i]!.id} appears twice in one segment`);
   }
   const w = new ByteWriter(64 * 1024);
+  const version = options.version ?? SEGMENT_VERSION;
+  if (!SEGMENT_VERSIONS.includes(version)) throw new RangeError(`cannot write segment version ${version}`);
   w.bytes(SEGMENT_MAGIC);
-  w.u8(SEGMENT_VERSION);
+  w.u8(version);
   w.bytes(new Uint8Array(3));
   const entries: FooterEntry[] = [];
   for (const s of sorted) {
-    const block = encodeBlock(s.ts, s.fields, options.level);
+    const v2 = version === 2 ? encodeBlockV2(s.ts, s.fields, { level: options.level, shred: options.shred }) : null;
+    const block = v2 ? v2.bytes : encodeBlock(s.ts, s.fields, options.level);
     const n = s.ts.length;
     entries.push({
       id: s.id,
@@ -42,19 +53,20 @@ export function encodeSegment(input: SegmentInput, options: EncodeOptions = {}):
       minTs: n > 0 ? s.ts[0]! : 0,
       maxTs: n > 0 ? s.ts[n - 1]! : 0,
       fields: Object.keys(s.fields).sort(),
+      ...(v2 ? { directory: v2.directory } : {}),
     });
     w.bytes(block);
   }
   const footerOffset = w.pos;
   const footer = encodeFooter(
-    { version: SEGMENT_VERSION, ns: input.ns, shard: input.shard, window: input.window, series: entries },
+    { version, ns: input.ns, shard: input.shard, window: input.window, series: entries },
     options.level,
   );
   w.bytes(footer);
   const trailerAt = w.pos;
   w.u64(footerOffset);
   w.u32(footer.length);
-  w.u8(SEGMENT_VERSION);
+  w.u8(version);
   w.bytes(new Uint8Array(3));
   w.u32(crc32(w.written().subarray(trailerAt, trailerAt + 16)));
   w.bytes(SEGMENT_MAGIC);
@@ -70,7 +82,7 @@ export function readTrailer(tail: Uint8Array): SegmentTrailer {
   const view = new DataView(t.buffer, t.byteOffset, t.byteLength);
   if (view.getUint32(16, true) !== crc32(t.subarray(0, 16))) throw new CorruptDataError(what, 'crc32 mismatch');
   const version = t[12]!;
-  if (version !== SEGMENT_VERSION) throw new CorruptDataError(what, `unsupported segment version ${version}`);
+  if (!SEGMENT_VERSIONS.includes(version)) throw new CorruptDataError(what, `unsupported segment version ${version}`);
   const hi = view.getUint32(4, true);
   if (hi >= 0x20_0000) throw new CorruptDataError(what, 'footer offset above 2^53');
   return { version, footerOffset: hi * 0x1_0000_0000 + view.getUint32(0, true), footerLength: view.getUint32(8, true) };
@@ -81,15 +93,19 @@ export function decodeSegment(bytes: Uint8Array): { footer: SegmentFooter; serie
   const what = 'segment';
   if (bytes.length < SEGMENT_HEADER_BYTES + SEGMENT_TRAILER_BYTES) throw new CorruptDataError(what, `${bytes.length} bytes is too short`);
   if (!hasMagic(bytes, 0)) throw new CorruptDataError(what, 'header magic "S4SG" missing');
-  if (bytes[4] !== SEGMENT_VERSION) throw new CorruptDataError(what, `unsupported header version ${bytes[4]}`);
-  // Reserved for flags of a later version; a v1 reader must not ignore bits it does not know.
+  const version = bytes[4]!;
+  if (!SEGMENT_VERSIONS.includes(version)) throw new CorruptDataError(what, `unsupported header version ${version}`);
+  // Reserved for flags of a later version; a reader must not ignore bits it does not know.
   if (bytes[5] !== 0 || bytes[6] !== 0 || bytes[7] !== 0) throw new CorruptDataError(what, 'reserved header bytes are not zero');
-  const { footerOffset, footerLength } = readTrailer(bytes);
+  const trailer = readTrailer(bytes);
+  const { footerOffset, footerLength } = trailer;
+  if (trailer.version !== version) throw new CorruptDataError(what, `header says version ${version}, trailer ${trailer.version}`);
   const footerEnd = bytes.length - SEGMENT_TRAILER_BYTES;
   if (footerOffset < SEGMENT_HEADER_BYTES || footerOffset + footerLength !== footerEnd) {
     throw new CorruptDataError(what, `footer at ${footerOffset}+${footerLength} does not end at the trailer (${footerEnd})`);
   }
   const footer = decodeFooter(bytes.subarray(footerOffset, footerEnd));
+  if (footer.version !== version) throw new CorruptDataError(what, `header says version ${version}, footer ${footer.version}`);
   const series: SeriesData[] = [];
   for (const e of footer.series) {
     if (e.offset + e.length > footerOffset) throw new CorruptDataError(what, `block of ${e.id} runs into the footer`);

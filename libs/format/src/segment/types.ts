@@ -33,6 +33,43 @@ export interface FooterEntry {
   maxTs: number;
   /** Field names, sorted. */
   fields: string[];
+  /**
+   * Version 2 only: the block's column directory. The block is its chunks back to back; a reader
+   * fetches and decompresses only the chunks holding the columns it needs.
+   */
+  directory?: BlockDirectory;
+}
+
+/** What a column of a version 2 block holds (segment.md, "Column directory"). Never renumber. */
+export const ColumnRole = {
+  /** The timestamps; exactly one per block, path "". */
+  Timestamps: 0,
+  /** A field stored whole, with a version 1 column encoding. */
+  Field: 1,
+  /** One path of a shredded field: the field's root or a path below it. */
+  Node: 2,
+} as const;
+export type ColumnRole = (typeof ColumnRole)[keyof typeof ColumnRole];
+
+export interface LayoutColumn {
+  readonly role: ColumnRole;
+  /** Column path (escaped field name, then `.key` and `[]` steps); "" for the timestamps. */
+  readonly path: string;
+}
+
+/**
+ * Which columns a block has and how they are grouped into chunks (compression frames): per
+ * chunk, its columns in payload order. Series of one shard usually share one, so a footer
+ * stores each distinct layout once; decoded entries share the object.
+ */
+export interface BlockLayout {
+  readonly chunks: readonly (readonly LayoutColumn[])[];
+}
+
+export interface BlockDirectory {
+  readonly layout: BlockLayout;
+  /** Byte length of each chunk's frame; the first starts at the block's offset, each next where the previous ends. */
+  readonly chunkLengths: readonly number[];
 }
 
 export interface SegmentFooter {

@@ -57,3 +57,62 @@ export const seriesList = (maxSeries = 6): fc.Arbitrary<SegmentSeriesInput[]> =>
   fc
     .uniqueArray(fc.string({ unit: 'binary', minLength: 1, maxLength: 16 }), { maxLength: maxSeries })
     .chain((ids) => (ids.length === 0 ? fc.constant([]) : fc.tuple(...ids.map((id) => series(id)))));
+
+/** Keys that stress path names and objects: separators, escapes, integer-like, prototype names, unicode. */
+export const nastyKey = fc.oneof(
+  fc.constantFrom('a', 'b', 'c', 'x.y', '[]', 'a[', ']', 'back\\slash', '.', '', '10', '9', '__proto__', 'constructor', 'ü', '😀'),
+  fc.string({ unit: 'binary', maxLength: 4 }),
+);
+const smallKey = fc.constantFrom('a', 'b', 'c', 'x.y', '[]', '10', '__proto__');
+const leaf: fc.Arbitrary<FieldValue> = fc.oneof(
+  fc.double(),
+  fc.integer({ min: -1000, max: 1000 }),
+  fc.integer({ min: -100_000, max: 100_000 }).map((x) => x / 100),
+  fc.constantFrom(NaN, -0, 0, Infinity, -Infinity, 5e-324),
+  fc.boolean(),
+  fc.string({ unit: 'binary', maxLength: 6 }),
+  fc.constant(null),
+);
+
+/** A nested JSON value over `keys`, up to `depth` levels: arrays of objects, empty containers, mixed types. */
+export const nestedValue = (keys: fc.Arbitrary<string>, depth = 4): fc.Arbitrary<FieldValue> =>
+  fc.letrec<{ v: FieldValue }>((tie) => ({
+    v: fc.oneof(
+      { depthSize: 'small', maxDepth: depth },
+      leaf,
+      fc.array(tie('v'), { maxLength: 4 }),
+      fc.dictionary(keys, tie('v'), { maxKeys: 4 }) as fc.Arbitrary<FieldValue>,
+    ),
+  })).v;
+
+/**
+ * Records of changing shape as field columns: fields over a small key alphabet, so that samples
+ * share paths (keys come and go, types change at a path, arrays grow and shrink), or over any
+ * keys; a record lacking a field has null there.
+ */
+export const nestedColumns = (maxSamples = 12): fc.Arbitrary<{ ts: number[]; fields: Record<string, FieldValue[]> }> =>
+  fc.integer({ min: 0, max: maxSamples }).chain((n) =>
+    fc.record({
+      ts: fc.constant(Array.from({ length: n }, (_, i) => 1_763_784_000_000 + i * 1000)),
+      fields: fc.dictionary(
+        fc.oneof(smallKey, nastyKey),
+        fc.oneof(
+          fc.array(fc.option(nestedValue(smallKey), { nil: null, freq: 5 }), { minLength: n, maxLength: n }),
+          fc.array(fc.option(nestedValue(nastyKey, 3), { nil: null, freq: 5 }), { minLength: n, maxLength: n }),
+        ),
+        { maxKeys: 3 },
+      ),
+    }),
+  );
+
+/** Every key path in a value, as key sequences (array steps implicit), for choosing projections. */
+export function keyPaths(v: FieldValue, prefix: string[] = [], out: string[][] = []): string[][] {
+  if (Array.isArray(v)) for (const x of v) keyPaths(x, prefix, out);
+  else if (v !== null && typeof v === 'object') {
+    for (const k of Object.keys(v)) {
+      out.push([...prefix, k]);
+      keyPaths(v[k]!, [...prefix, k], out);
+    }
+  }
+  return out;
+}

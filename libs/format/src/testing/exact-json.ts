@@ -37,3 +37,16 @@ export function canon(v: unknown): string {
   }
   return `?${typeof v}`;
 }
+
+/** As canon, but object key order counts: equal strings mean JSON.stringify-equal and Object.is-equal numbers. */
+export function ordered(v: unknown): string {
+  if (typeof v === 'number') return Object.is(v, -0) ? 'n:-0' : `n:${v}`;
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (v === null || typeof v === 'boolean') return String(v);
+  if (Array.isArray(v)) return `[${v.map(ordered).join(',')}]`;
+  if (typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o).map((k) => `${JSON.stringify(k)}:${ordered(o[k])}`).join(',')}}`;
+  }
+  return `?${typeof v}`;
+}

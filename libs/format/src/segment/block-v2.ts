@@ -1,0 +1,339 @@
+import type { FieldValue, SeriesColumns } from '@s4/core';
+import { CorruptDataError, nameMap } from '@s4/core';
+import { constants, zstdCompressSync } from 'node:zlib';
+import { ByteReader, ByteWriter } from '../codec/bytes.js';
+import { decodeColumnBody, encodeColumnBody } from '../codec/column.js';
+import { decodeFrame, encodeFrame, ZSTD_LEVEL } from '../codec/frame.js';
+import { decodeTimestamps, encodeTimestamps } from '../codec/timestamps.js';
+import { assembleField, fieldJson } from '../shred/assemble.js';
+import { decodeNode, elementCount, memberCounts, type NodeColumn } from '../shred/nodes.js';
+import { childPath, elementPath, escapeKey, selectAll, selectPaths, type Selection } from '../shred/path.js';
+import { MISSING, projectValue } from '../shred/project.js';
+import { Kind, shredField } from '../shred/shred.js';
+import { decodeBlockV1 } from './block-v1.js';
+import { asCorrupt, checkEntry, checkTimestamps } from './checks.js';
+import { indexLayout, type LayoutIndex } from './layout.js';
+import { ColumnRole, type BlockDirectory, type FooterEntry, type LayoutColumn } from './types.js';
+
+export const BLOCK_V2 = 2;
+const WHAT = 'segment block';
+/**
+ * A column of at least this many bytes (before compression) gets a chunk of its own; smaller
+ * ones share chunks of about this size, so that a projection fetches at most that much of
+ * columns it did not ask for, and tiny blocks pay one frame, not one per column.
+ */
+export const CHUNK_BYTES = 512;
+/** Footer bytes a directory entry costs, charged to shredding when choosing it. */
+const DIRECTORY_BYTES_PER_COLUMN = 4;
+
+interface Column {
+  role: ColumnRole;
+  path: string;
+  body: Uint8Array;
+}
+
+/** How nested fields are stored: measured per field (the default), always shredded where possible, or never. */
+export type ShredMode = 'auto' | 'always' | 'never';
+
+export interface BlockOptions {
+  /** zstd level of the chunks. */
+  level?: number;
+  shred?: ShredMode;
+}
+
+export interface EncodedBlock {
+  bytes: Uint8Array;
+  /** The column directory, for the block's footer entry. */
+  directory: BlockDirectory;
+}
+
+/**
+ * One series' samples as a version 2 block: the timestamp column and one column per field, or
+ * per path of a shredded field, packed into chunks (segment.md, "Block, version 2").
+ */
+export function encodeBlockV2(ts: readonly number[], fields: Readonly<Record<string, readonly FieldValue[]>>, options: BlockOptions = {}): EncodedBlock {
+  const level = options.level ?? ZSTD_LEVEL;
+  const mode = options.shred ?? 'auto';
+  checkTimestamps(ts);
+  const n = ts.length;
+  const tw = new ByteWriter(n * 2 + 16);
+  encodeTimestamps(ts, tw);
+  const columns: Column[] = [{ role: ColumnRole.Timestamps, path: '', body: tw.finish() }];
+  for (const name of Object.keys(fields).sort()) {
+    const col = fields[name]!;
+    if (col.length !== n) throw new RangeError(`field ${name} has ${col.length} values for ${n} timestamps`);
+    for (const c of fieldColumns(name, col, level, mode)) columns.push(c);
+  }
+  const frames: Uint8Array[] = [];
+  const layout: LayoutColumn[][] = [];
+  // Chunk payload: the sizes of all columns but the last (which takes the rest), then the columns.
+  const emit = (cols: Column[]) => {
+    const w = new ByteWriter(cols.reduce((a, c) => a + c.body.length + 4, 0));
+    for (let k = 0; k < cols.length - 1; k++) w.uvarint(cols[k]!.body.length);
+    for (const c of cols) w.bytes(c.body);
+    frames.push(encodeFrame(w.written(), level));
+    layout.push(cols.map((c) => ({ role: c.role, path: c.path })));
+  };
+  let pending: Column[] = [];
+  let pendingBytes = 0;
+  for (const c of columns) {
+    if (c.body.length >= CHUNK_BYTES) {
+      emit([c]);
+      continue;
+    }
+    pending.push(c);
+    pendingBytes += c.body.length;
+    if (pendingBytes >= CHUNK_BYTES) {
+      emit(pending);
+      pending = [];
+      pendingBytes = 0;
+    }
+  }
+  if (pending.length > 0) emit(pending);
+  const out = new ByteWriter(frames.reduce((a, f) => a + f.length, 0));
+  for (const f of frames) out.bytes(f);
+  return { bytes: out.finish(), directory: { layout: { chunks: layout }, chunkLengths: frames.map((f) => f.length) } };
+}
+
+/**
+ * A field's columns: one plain column (a version 1 encoding) for scalars; for nested values the
+ * shredded columns, unless they would take more bytes than the plain column (irregular shapes).
+ */
+function fieldColumns(name: string, col: readonly FieldValue[], level: number, mode: ShredMode): Column[] {
+  const plain = (): Column => {
+    const w = new ByteWriter(col.length * 2 + 16);
+    encodeColumnBody(w, col);
+    return { role: ColumnRole.Field, path: escapeKey(name), body: w.finish() };
+  };
+  let nested = false;
+  for (const v of col) {
+    if (v !== null && typeof v === 'object') {
+      nested = true;
+      break;
+    }
+  }
+  if (!nested || mode === 'never') return [plain()];
+  const shredded = shredField(name, col);
+  if (!shredded) return [plain()];
+  const columns = shredded.map((s): Column => ({ role: ColumnRole.Node, path: s.path, body: s.body }));
+  if (mode === 'always') return columns;
+  const whole = plain();
+  let raw = 0;
+  for (const c of columns) raw += c.body.length;
+  // Four times smaller before compression: shredding wins without asking the compressor.
+  if (raw * 4 <= whole.body.length) return columns;
+  const w = new ByteWriter(raw);
+  for (const c of columns) w.bytes(c.body);
+  const shreddedCost = compressedSize(w.written(), level) + DIRECTORY_BYTES_PER_COLUMN * columns.length;
+  return shreddedCost < compressedSize(whole.body, level) + DIRECTORY_BYTES_PER_COLUMN ? columns : [whole];
+}
+
+const compressedSize = (b: Uint8Array, level: number) => (b.length <= 32 ? b.length : zstdCompressSync(b, { params: { [constants.ZSTD_c_compressionLevel]: level } }).length);
+
+/** Column paths a selection needs below (and including) `path`, found from the layout alone. */
+function neededPaths(index: LayoutIndex, path: string, sel: Selection, out: Set<string>): void {
+  if (!index.columns.has(path)) return;
+  out.add(path);
+  if (sel.all) {
+    for (const p of index.columns.keys()) if (p.startsWith(`${path}.`) || p.startsWith(`${path}[]`)) out.add(p);
+    return;
+  }
+  neededPaths(index, elementPath(path), sel, out);
+  for (const [k, s] of sel.keys) neededPaths(index, childPath(path, k), s, out);
+}
+
+/** The columns a read needs, and the chunks holding them. */
+function plan(d: BlockDirectory, sels: ReadonlyMap<string, Selection> | null): { index: LayoutIndex; paths: Set<string>; chunks: Set<number> } {
+  const index = indexLayout(d.layout);
+  const paths = new Set<string>();
+  if (sels) for (const [field, sel] of sels) neededPaths(index, escapeKey(field), sel, paths);
+  else for (const p of index.columns.keys()) paths.add(p);
+  const chunks = new Set<number>([index.chunkOf[index.ts]!]);
+  for (const p of paths) chunks.add(index.chunkOf[index.columns.get(p)!]!);
+  return { index, paths, chunks };
+}
+
+const chunkOffset = (d: BlockDirectory, c: number) => {
+  let at = 0;
+  for (let k = 0; k < c; k++) at += d.chunkLengths[k]!;
+  return at;
+};
+
+export interface ByteRange {
+  offset: number;
+  length: number;
+}
+
+/**
+ * The byte ranges of the object a read of `paths` (projection paths, as selectPaths takes them;
+ * all columns when omitted) needs from this block, adjacent chunks merged. A version 1 block is
+ * one range, the whole block.
+ */
+export function columnRanges(e: FooterEntry, paths?: readonly string[]): ByteRange[] {
+  const d = e.directory;
+  if (!d) return [{ offset: e.offset, length: e.length }];
+  const { chunks } = plan(d, paths ? selectPaths(paths, new Set(e.fields)) : null);
+  const out: ByteRange[] = [];
+  for (const c of [...chunks].sort((a, b) => a - b)) {
+    const offset = e.offset + chunkOffset(d, c);
+    const length = d.chunkLengths[c]!;
+    const last = out[out.length - 1];
+    if (last && last.offset + last.length === offset) last.length += length;
+    else out.push({ offset, length });
+  }
+  return out;
+}
+
+/** A field as read from a block: a plain column of whole values, or shredded node columns. */
+export type FieldColumn = { readonly kind: 'values'; readonly values: readonly FieldValue[] } | { readonly kind: 'shredded'; readonly root: NodeColumn };
+
+/**
+ * Columns of one block as decoded, before any record is built: what a server streams from
+ * (columnsJson) or assembles into values (assemble). Read-only; may be cached and shared.
+ */
+export interface BlockColumns {
+  readonly ts: readonly number[];
+  /** The fields read (the selected ones, or all), in selection order or name order. */
+  readonly fields: ReadonlyMap<string, FieldColumn>;
+  /** Per field, what to keep; null when every field is kept whole. */
+  readonly selection: ReadonlyMap<string, Selection> | null;
+}
+
+/**
+ * Decodes only the columns that `paths` need (all when omitted). `bytes` holds the object's
+ * bytes from offset `at` (default: the block's own offset) and must cover the ranges
+ * columnRanges returned; chunks outside them are never read. Checksum-verified.
+ */
+export function decodeBlockColumns(bytes: Uint8Array, e: FooterEntry, paths?: readonly string[], at = e.offset): BlockColumns {
+  const sels = paths ? selectPaths(paths, new Set(e.fields)) : null;
+  const d = e.directory;
+  if (!d) {
+    const data = decodeBlockV1(bytes.subarray(e.offset - at, e.offset - at + e.length), e);
+    const fields = new Map<string, FieldColumn>();
+    for (const name of sels ? sels.keys() : e.fields) {
+      const values = Object.hasOwn(data.fields, name) ? data.fields[name]! : new Array<FieldValue>(data.ts.length).fill(null);
+      fields.set(name, { kind: 'values', values });
+    }
+    return { ts: data.ts, fields, selection: sels };
+  }
+  const { index, paths: wanted, chunks } = plan(d, sels);
+  for (const c of chunks) {
+    const start = e.offset + chunkOffset(d, c) - at;
+    // A caller's mistake, not corruption: the bytes given do not cover what columnRanges asked for.
+    if (start < 0 || start + d.chunkLengths[c]! > bytes.length) throw new RangeError(`chunk ${c} of ${e.id} lies outside the bytes given (${start}+${d.chunkLengths[c]} of ${bytes.length})`);
+  }
+  try {
+    // Per needed chunk: its payload and where each of its columns starts in it (the last column takes the rest).
+    const columnsAt = new Map<number, { payload: Uint8Array; starts: number[] }>();
+    for (const c of chunks) {
+      const start = e.offset + chunkOffset(d, c) - at;
+      const payload = decodeFrame(bytes.subarray(start, start + d.chunkLengths[c]!), WHAT);
+      const r = new ByteReader(payload, WHAT);
+      const k = index.firstOfChunk[c + 1]! - index.firstOfChunk[c]!;
+      const sizes: number[] = [];
+      for (let j = 0; j < k - 1; j++) sizes.push(r.uvarint());
+      const starts = [r.pos];
+      for (const size of sizes) starts.push(starts[starts.length - 1]! + size);
+      if (starts[k - 1]! > payload.length) r.fail(`chunk ${c} of ${e.id}: column sizes exceed its ${payload.length} bytes`);
+      starts.push(payload.length);
+      columnsAt.set(c, { payload, starts });
+    }
+    const reader = (i: number) => {
+      const c = index.chunkOf[i]!;
+      const { payload, starts } = columnsAt.get(c)!;
+      const j = i - index.firstOfChunk[c]!;
+      return new ByteReader(payload, WHAT, starts[j], starts[j + 1]);
+    };
+    const n = e.count;
+    const tr = reader(index.ts);
+    if (n > tr.remaining) tr.fail(`${n} timestamps in ${tr.remaining} bytes`);
+    const ts = decodeTimestamps(tr, n);
+    tr.done();
+    const used = new Set<string>();
+    const fields = new Map<string, FieldColumn>();
+    for (const [name, sel] of sels ?? e.fields.map((f) => [f, selectAll()] as const)) {
+      const root = escapeKey(name);
+      const i = index.columns.get(root);
+      if (i === undefined) {
+        fields.set(name, { kind: 'values', values: new Array<FieldValue>(n).fill(null) });
+        continue;
+      }
+      if (index.roles[i] === ColumnRole.Field) {
+        const r = reader(i);
+        fields.set(name, { kind: 'values', values: decodeColumnBody(r, n, name) });
+        r.done();
+        used.add(root);
+      } else {
+        const node = decodeTree(root, n, sel, (p) => {
+          const k = index.columns.get(p);
+          if (k === undefined || index.roles[k] !== ColumnRole.Node || !wanted.has(p)) throw new CorruptDataError(WHAT, `block of ${e.id}: column ${p} is missing from the directory`);
+          used.add(p);
+          return reader(k);
+        });
+        fields.set(name, { kind: 'shredded', root: node });
+      }
+    }
+    if (!sels && used.size !== index.columns.size) throw new CorruptDataError(WHAT, `block of ${e.id}: ${index.columns.size - used.size} columns belong to no field`);
+    if (n > 0 ? ts[0] !== e.minTs || ts[n - 1] !== e.maxTs : e.minTs !== 0 || e.maxTs !== 0) throw new CorruptDataError(WHAT, `block of ${e.id} disagrees with its footer entry`);
+    return { ts, fields, selection: sels };
+  } catch (err) {
+    throw asCorrupt(WHAT, err);
+  }
+}
+
+function decodeTree(path: string, count: number, sel: Selection, open: (path: string) => ByteReader): NodeColumn {
+  const r = open(path);
+  const node = decodeNode(r, path, count);
+  r.done();
+  const hasArrays = node.kind === Kind.Arr || (node.kinds !== null && node.lens.length > 0);
+  if (hasArrays) {
+    const elems = elementCount(node);
+    if (elems > 0) node.elem = decodeTree(elementPath(path), elems, sel, open);
+  }
+  if (node.shapes.length > 0) {
+    for (const [k, cnt] of memberCounts(node)) {
+      const s = sel.all ? sel : sel.keys.get(k);
+      if (s) node.children.set(k, decodeTree(childPath(path, k), cnt, s, open));
+    }
+  }
+  return node;
+}
+
+/** Values of each field, projected by the columns' selection: records built from columns. */
+export function assemble(cols: BlockColumns): SeriesColumns {
+  const fields = nameMap<FieldValue[]>();
+  for (const [name, f] of cols.fields) {
+    const sel = cols.selection?.get(name) ?? selectAll();
+    if (f.kind === 'shredded') fields[name] = assembleField(f.root, sel);
+    else if (sel.all) fields[name] = f.values as FieldValue[];
+    else
+      fields[name] = f.values.map((v) => {
+        const p = projectValue(v, sel);
+        return p === MISSING ? null : p;
+      });
+  }
+  return { ts: cols.ts as number[], fields };
+}
+
+/**
+ * The JSON text of one field's (projected) value in every sample ("null" where absent), written
+ * from the columns without building the values when the field is shredded.
+ */
+export function columnsJson(cols: BlockColumns, field: string): string[] {
+  const f = cols.fields.get(field);
+  if (!f) throw new RangeError(`field ${field} was not read`);
+  const sel = cols.selection?.get(field) ?? selectAll();
+  if (f.kind === 'shredded') return fieldJson(f.root, sel);
+  return f.values.map((v) => {
+    const p = projectValue(v, sel);
+    return p === MISSING || p === null ? 'null' : JSON.stringify(p);
+  });
+}
+
+/** Whole version 2 block: every column, checked against the entry. */
+export function decodeBlockV2(bytes: Uint8Array, e: FooterEntry): SeriesColumns {
+  const cols = decodeBlockColumns(bytes, e, undefined, e.offset);
+  const out = assemble(cols);
+  checkEntry(e, out.ts, e.fields);
+  return out;
+}

@@ -1,0 +1,201 @@
+import type { FieldValue } from '@s4/core';
+import { CorruptDataError } from '@s4/core';
+import { bitAt } from '../codec/bitmap.js';
+import { setOwn } from '../codec/bytes.js';
+import type { NodeColumn } from './nodes.js';
+import type { Selection } from './path.js';
+import { MISSING } from './project.js';
+import { Kind } from './shred.js';
+
+const WHAT = 'shredded field';
+
+interface Member {
+  readonly key: string;
+  /** `"key":` as JSON, for the text writer. */
+  readonly keyJson: string;
+  readonly cursor: Cursor;
+}
+
+/**
+ * A read position in one node column and in each of its selected descendants. Occurrences are
+ * stored in document order, so reading values front to back visits every node's occurrences in
+ * order: one counter per value kind is all the state a reader needs. Unselected members are
+ * never visited, so their columns need not be decoded.
+ */
+class Cursor {
+  k = 0;
+  n = 0;
+  s = 0;
+  b = 0;
+  a = 0;
+  o = 0;
+  readonly all: boolean;
+  readonly elem: Cursor | null;
+  /** Per shape: its selected members, in the object's key order. */
+  readonly plans: Member[][];
+
+  constructor(
+    readonly node: NodeColumn,
+    sel: Selection,
+  ) {
+    this.all = sel.all;
+    this.elem = node.elem ? new Cursor(node.elem, sel) : null;
+    const members = new Map<string, Cursor>();
+    this.plans = node.shapes.map((keys) => {
+      const plan: Member[] = [];
+      for (const key of keys) {
+        const s = sel.all ? sel : sel.keys.get(key);
+        if (!s) continue;
+        let cursor = members.get(key);
+        if (!cursor) {
+          const child = node.children.get(key);
+          if (!child) throw new CorruptDataError(WHAT, `column ${node.path} has objects with key ${JSON.stringify(key)} but no column for it`);
+          members.set(key, (cursor = new Cursor(child, s)));
+        }
+        plan.push({ key, keyJson: `${JSON.stringify(key)}:`, cursor });
+      }
+      return plan;
+    });
+  }
+
+  private numJson: string[] | null = null;
+  private strJson: Map<string, string> | null = null;
+
+  /** The JSON text of the next number: all of the column's numbers formatted by one native call, on first use. */
+  numText(): string {
+    if (!this.numJson) this.numJson = this.node.nums.length === 0 ? [] : JSON.stringify(this.node.nums).slice(1, -1).split(',');
+    return this.numJson[this.n++]!;
+  }
+
+  /** The JSON text of the next string; dictionary columns repeat few strings, so each is quoted once. */
+  strText(): string {
+    const v = this.node.strs[this.s++]!;
+    const cache = (this.strJson ??= new Map<string, string>());
+    let t = cache.get(v);
+    if (t === undefined) cache.set(v, (t = JSON.stringify(v)));
+    return t;
+  }
+
+  kind(): number {
+    const node = this.node;
+    return node.kinds ? node.kinds[this.k++]! : node.kind;
+  }
+
+  element(): Cursor {
+    if (!this.elem) throw new CorruptDataError(WHAT, `column ${this.node.path} has arrays with elements but no element column`);
+    return this.elem;
+  }
+}
+
+function take(c: Cursor): FieldValue | typeof MISSING {
+  const node = c.node;
+  switch (c.kind()) {
+    case Kind.Null:
+      return c.all ? null : MISSING;
+    case Kind.Bool: {
+      const v = bitAt(node.bools, c.b++);
+      return c.all ? v : MISSING;
+    }
+    case Kind.Num: {
+      const v = node.nums[c.n++]!;
+      return c.all ? v : MISSING;
+    }
+    case Kind.Str: {
+      const v = node.strs[c.s++]!;
+      return c.all ? v : MISSING;
+    }
+    case Kind.Arr: {
+      const len = node.lens[c.a++]!;
+      const out: FieldValue[] = [];
+      if (len > 0) {
+        const e = c.element();
+        for (let j = 0; j < len; j++) {
+          const x = take(e);
+          if (x !== MISSING) out.push(x);
+        }
+      }
+      return out;
+    }
+    case Kind.Obj: {
+      const plan = c.plans[node.shapeIds ? node.shapeIds[c.o++]! : 0]!;
+      const out: Record<string, FieldValue> = {};
+      for (const m of plan) {
+        const x = take(m.cursor);
+        if (x !== MISSING) setOwn(out, m.key, x);
+      }
+      return out;
+    }
+    default:
+      throw new CorruptDataError(WHAT, `column ${node.path}: unknown kind`);
+  }
+}
+
+/**
+ * One value per sample, rebuilt from a root node column and the columns below it that `sel`
+ * needs (projected as projectValue would; a sample without the field, or without any selected
+ * path, is null).
+ */
+export function assembleField(root: NodeColumn, sel: Selection): FieldValue[] {
+  const c = new Cursor(root, sel);
+  const out = new Array<FieldValue>(root.count);
+  for (let i = 0; i < root.count; i++) {
+    const x = take(c);
+    out[i] = x === MISSING ? null : x;
+  }
+  return out;
+}
+
+/** As take, but returns JSON text (JSON.stringify's: NaN and ±Infinity as null, −0 as 0); null for MISSING. */
+function text(c: Cursor): string | null {
+  const node = c.node;
+  switch (c.kind()) {
+    case Kind.Null:
+      return c.all ? 'null' : null;
+    case Kind.Bool: {
+      const v = bitAt(node.bools, c.b++);
+      return c.all ? (v ? 'true' : 'false') : null;
+    }
+    case Kind.Num:
+      if (c.all) return c.numText();
+      c.n++;
+      return null;
+    case Kind.Str:
+      if (c.all) return c.strText();
+      c.s++;
+      return null;
+    case Kind.Arr: {
+      const len = node.lens[c.a++]!;
+      if (len === 0) return '[]';
+      const e = c.element();
+      let out = '[';
+      for (let j = 0; j < len; j++) {
+        const x = text(e);
+        if (x !== null) out += out.length === 1 ? x : `,${x}`;
+      }
+      return `${out}]`;
+    }
+    case Kind.Obj: {
+      const plan = c.plans[node.shapeIds ? node.shapeIds[c.o++]! : 0]!;
+      let out = '{';
+      for (const m of plan) {
+        const x = text(m.cursor);
+        if (x !== null) out += out.length === 1 ? m.keyJson + x : `,${m.keyJson}${x}`;
+      }
+      return `${out}}`;
+    }
+    default:
+      throw new CorruptDataError(WHAT, `column ${node.path}: unknown kind`);
+  }
+}
+
+/**
+ * The JSON text of each sample's (projected) value, written straight from the columns without
+ * building the values: what a server streams as NDJSON. Equals JSON.stringify of assembleField's
+ * values ("null" for a sample without the field).
+ */
+export function fieldJson(root: NodeColumn, sel: Selection): string[] {
+  const c = new Cursor(root, sel);
+  const out = new Array<string>(root.count);
+  for (let i = 0; i < root.count; i++) out[i] = text(c) ?? 'null';
+  return out;
+}
