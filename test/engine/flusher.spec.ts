@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { HotTier, ObjectStore } from '@s4/core';
+import { segmentKey, type HotTier, type ObjectStore } from '@s4/core';
 import { CatalogStore, Flusher, QueryEngine, Writer, parseWrite } from '@s4/engine';
 import { EmbeddedHotTier, FilesystemObjectStore } from '@s4/storage';
 
@@ -29,6 +29,31 @@ describe('Flusher', () => {
     const out = [];
     for await (const s of query.query({ metric: 'm', tags: {}, from: H0, to: H0 + 3_600_000 })) out.push(s);
     expect(out[0]!.ts).toHaveLength(5000);
+    await hot.close();
+  });
+});
+
+describe('Flusher uploads', () => {
+  it('never overwrites an object at the key it would use: a late upload of an earlier attempt cannot replace a registered part', async () => {
+    const { hot, objects } = await adapters();
+    const opts = { ns: 'default', shards: 1 };
+    const clock = { now: () => Date.UTC(2026, 0, 2) };
+    const catalogs = new CatalogStore(objects);
+    const H0 = Date.UTC(2026, 0, 1);
+    const writer = new Writer(hot, { ...opts, maxRecordBytes: 1 << 16 });
+    const samples = Array.from({ length: 100 }, (_, i) => ({ metric: 'm', ts: H0 + i * 1000, fields: { v: i } }));
+    await writer.write(parseWrite({ kind: 'json', body: { samples } }, { maxSamplesPerRequest: 1e6, maxFieldsPerSample: 9, maxTags: 9, maxTagLength: 99, maxFutureMs: 0, maxNestingDepth: 64 }, clock.now()));
+    // What an earlier, timed-out attempt under the same lease left at the first key (fence 1, part 1).
+    const squatter = segmentKey({ ns: 'default', shard: 0 }, H0, 1, 1);
+    await objects.put(squatter, Uint8Array.of(9, 9, 9));
+    const stats = await new Flusher(hot, objects, catalogs, { ...opts, owner: 'me', leaseTtlMs: 60_000, clock }).flushAll(clock.now());
+    expect(stats.objects).toBe(1);
+    const left = await objects.get(squatter);
+    expect(left && !left.notModified ? [...left.body] : null).toEqual([9, 9, 9]);
+    const query = new QueryEngine(hot, objects, catalogs, { ...opts, concurrency: 4, cacheBytes: 1 << 20 });
+    const out = [];
+    for await (const s of query.query({ metric: 'm', tags: {}, from: H0, to: H0 + 3_600_000 })) out.push(s);
+    expect(out[0]!.ts).toHaveLength(100);
     await hot.close();
   });
 });

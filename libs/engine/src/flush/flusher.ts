@@ -1,4 +1,4 @@
-import { LeaseLostError, WINDOW_MS, allShards, segmentKey, type Clock, type HotLog, type HotTier, type Lease, type ObjectStore, type ShardRef } from '@s4/core';
+import { LeaseLostError, PreconditionFailedError, WINDOW_MS, allShards, segmentKey, type Clock, type HotLog, type HotTier, type Lease, type ObjectStore, type ShardRef } from '@s4/core';
 import { decodeRecords, encodeSegment, type SegmentSeriesInput } from '@s4/format';
 import { CatalogStore, entryOf, nextPart } from '../catalog/catalog-store.js';
 import { mergeSources } from '../columns/merge.js';
@@ -100,10 +100,21 @@ export class Flusher {
     if (logs.length === 0) return { objects: 0, series: 0, samples: 0, bytes: 0, busyShards: 0 };
     const series = logs.map(toSegmentSeries).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const { catalog } = await this.catalogs.load(ref, window);
-    const part = nextPart(catalog, window);
-    const key = segmentKey(ref, window, part, lease.fence);
     const bytes = encodeSegment({ ns: ref.ns, shard: ref.shard, window, series });
-    await this.objects.put(key, bytes);
+    // Create-only: an earlier attempt of this flush (same fence, same next part) may have timed
+    // out yet still land later; unconditional, its older bytes could replace a registered part.
+    // Taken keys are skipped (an orphan there is the sweeper's).
+    let part = nextPart(catalog, window);
+    let key = segmentKey(ref, window, part, lease.fence);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.objects.put(key, bytes, { ifNoneMatch: '*' });
+        break;
+      } catch (e) {
+        if (!(e instanceof PreconditionFailedError) || attempt >= 100) throw e;
+        key = segmentKey(ref, window, ++part, lease.fence);
+      }
+    }
 
     let samples = 0;
     let minTs = Infinity;
