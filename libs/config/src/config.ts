@@ -36,7 +36,7 @@ const schema = z.object({
 
   S4_FLUSH_INTERVAL_MS: int(100, 3_600_000).default(10_000),
   S4_FLUSH_GRACE_MS: int(0, 86_400_000).default(300_000),
-  S4_LEASE_TTL_MS: int(1_000, 3_600_000).default(60_000),
+  S4_LEASE_TTL_MS: int(1_000, 3_600_000).default(15_000),
   S4_ROLLUP_INTERVAL_MS: int(100, 86_400_000).default(60_000),
   S4_ROLLUP_LOOKBACK_MS: int(3_600_000, 3650 * 86_400_000).default(7 * 86_400_000),
 
