@@ -89,7 +89,7 @@ for (const n of [300, 3600]) {
       paths: paths?.join(',') ?? '(whole record)',
       'bytes read': bytes,
       'of block': `${((100 * bytes) / e.length).toFixed(1)}%`,
-      ranges: ranges.length,
+      'ranges (unmerged gaps)': ranges.length,
       'decode+assemble ms': +values.toFixed(2),
       'decode+JSON text ms': +json.toFixed(2),
     });

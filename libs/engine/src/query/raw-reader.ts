@@ -1,5 +1,5 @@
 import { tagsMatch, type HotLog, type ObjectStore, type SeriesColumns, type SeriesKey } from '@s4/core';
-import { decodeBlock, decodeFooter, decodeRecords, type CatalogEntry, type FooterEntry, type SegmentFooter } from '@s4/format';
+import { assemble, columnRanges, decodeBlock, decodeBlockColumns, decodeFooter, decodeRecords, projectColumns, selectPaths, type ByteRange, type CatalogEntry, type FooterEntry, type SegmentFooter } from '@s4/format';
 import { clip, concatWindows, mergeSources, type Source } from '../columns/merge.js';
 import { mapLimit } from '../concurrency.js';
 import type { ObjectCache } from './cache.js';
@@ -8,6 +8,12 @@ import type { QueryCounters, QuerySpec } from './types.js';
 
 /** Blocks closer than this are fetched with one ranged GET. */
 const COALESCE_GAP = 256 * 1024;
+/**
+ * Chunks of a projected read closer than this share a GET. Smaller than between blocks: a
+ * projection exists to skip the bytes of other paths (bulk reads of records are bound by bytes),
+ * and its GETs run in parallel; 32 KiB is under half a millisecond of one S3 connection.
+ */
+const PROJECTION_GAP = 32 * 1024;
 
 export interface QueryCaches {
   readonly footers: ObjectCache<SegmentFooter>;
@@ -41,36 +47,76 @@ export class RawReader {
   }
 
   /**
-   * Each wanted block, decoded; neighbouring blocks share one ranged GET. Cached columns are
-   * shared between queries, so callers must treat them as read-only.
+   * Each wanted block, decoded; neighbouring blocks share one ranged GET. With `paths` (a
+   * projection), each block keeps only those paths, and of a version 2 block only the chunks
+   * holding them are fetched and decoded. Cached columns are shared between queries, so callers
+   * must treat them as read-only.
    */
-  async readBlocks(entry: CatalogEntry, wanted: readonly FooterEntry[]): Promise<SeriesColumns[]> {
+  async readBlocks(entry: CatalogEntry, wanted: readonly FooterEntry[], paths?: readonly string[]): Promise<SeriesColumns[]> {
     const out = new Array<SeriesColumns>(wanted.length);
-    const missing: number[] = [];
+    const projectedKey = paths ? `#${JSON.stringify(paths)}` : '';
+    // Per block to read: the ranges to fetch, and whether it is read projected (else whole).
+    const missing: { i: number; ranges: ByteRange[]; projected: boolean }[] = [];
     wanted.forEach((s, i) => {
-      const hit = this.caches.blocks.get(`${entry.key}#${s.offset}`);
+      const whole = this.caches.blocks.get(`${entry.key}#${s.offset}`);
+      const hit = whole ? (paths ? projectColumns(whole, paths) : whole) : paths ? this.caches.blocks.get(`${entry.key}#${s.offset}${projectedKey}`) : undefined;
       if (hit) out[i] = hit;
-      else missing.push(i);
+      else if (paths && s.directory) missing.push({ i, ranges: columnRanges(s, paths), projected: true });
+      else missing.push({ i, ranges: [{ offset: s.offset, length: s.length }], projected: false });
     });
-    missing.sort((a, b) => wanted[a]!.offset - wanted[b]!.offset);
-    const runs: number[][] = [];
-    for (const i of missing) {
+    // Close ranges share a GET (a run); a block is decoded once all its runs are in.
+    const pieces = missing.flatMap((m, k) => m.ranges.map((r) => ({ k, ...r }))).sort((a, b) => a.offset - b.offset);
+    const runs: { offset: number; end: number; blocks: Set<number>; bytes?: Uint8Array }[] = [];
+    const runsOf = missing.map(() => new Set<number>());
+    for (const p of pieces) {
       const run = runs[runs.length - 1];
-      const last = run && wanted[run[run.length - 1]!]!;
-      if (run && last && wanted[i]!.offset - (last.offset + last.length) <= COALESCE_GAP) run.push(i);
-      else runs.push([i]);
+      if (run && p.offset - run.end <= (missing[p.k]!.projected ? PROJECTION_GAP : COALESCE_GAP)) {
+        run.end = Math.max(run.end, p.offset + p.length);
+        run.blocks.add(p.k);
+      } else runs.push({ offset: p.offset, end: p.offset + p.length, blocks: new Set([p.k]) });
+      runsOf[p.k]!.add(runs.length - 1);
     }
-    await mapLimit(runs, 8, async (run) => {
-      const first = wanted[run[0]!]!;
-      const last = wanted[run[run.length - 1]!]!;
-      const bytes = await this.read(entry.key, first.offset, last.offset + last.length - first.offset);
-      for (const i of run) {
-        const s = wanted[i]!;
-        const columns = decodeBlock(bytes.subarray(s.offset - first.offset, s.offset - first.offset + s.length), s);
-        out[i] = columns;
+    const decode = (k: number) => {
+      const m = missing[k]!;
+      const s = wanted[m.i]!;
+      const bytes = this.assembleRanges(m.ranges, [...runsOf[k]!].map((r) => runs[r]!));
+      if (m.projected) {
+        const columns = assemble(decodeBlockColumns(bytes, s, paths, m.ranges[0]!.offset));
+        out[m.i] = columns;
+        this.caches.blocks.set(`${entry.key}#${s.offset}${projectedKey}`, columns, decodedBytes(columns));
+      } else {
+        const columns = decodeBlock(bytes, s);
         this.caches.blocks.set(`${entry.key}#${s.offset}`, columns, decodedBytes(columns));
+        out[m.i] = paths ? projectColumns(columns, paths) : columns;
       }
+      // A run's bytes are dropped once every block reading from it is decoded.
+      for (const r of runsOf[k]!) {
+        runs[r]!.blocks.delete(k);
+        if (runs[r]!.blocks.size === 0) delete runs[r]!.bytes;
+      }
+    };
+    await mapLimit(runs, 8, async (run) => {
+      run.bytes = await this.read(entry.key, run.offset, run.end - run.offset);
+      for (const k of [...run.blocks]) if ([...runsOf[k]!].every((r) => runs[r]!.bytes)) decode(k);
     });
+    return out;
+  }
+
+  /**
+   * One buffer starting at the first range's offset: a view into the run when one run holds every
+   * range (the usual case), else a copy with each range in place and the gaps left as zeros, which
+   * the decoder never reads.
+   */
+  private assembleRanges(ranges: readonly ByteRange[], runs: readonly { offset: number; end: number; bytes?: Uint8Array }[]): Uint8Array {
+    const start = ranges[0]!.offset;
+    const last = ranges[ranges.length - 1]!;
+    const end = last.offset + last.length;
+    if (runs.length === 1) return runs[0]!.bytes!.subarray(start - runs[0]!.offset, end - runs[0]!.offset);
+    const out = new Uint8Array(end - start);
+    for (const r of ranges) {
+      const run = runs.find((x) => r.offset >= x.offset && r.offset + r.length <= x.end)!;
+      out.set(run.bytes!.subarray(r.offset - run.offset, r.offset - run.offset + r.length), r.offset - start);
+    }
     return out;
   }
 
@@ -90,14 +136,15 @@ export class RawReader {
     const perEntry = await mapLimit(entries, Math.max(1, Math.ceil(this.concurrency / 2)), async (entry) => {
       const footer = await this.footer(entry);
       const wanted = candidates(footer, spec).filter((s) => !skip?.has(s.id) && s.metric === spec.metric && tagsMatch(s.tags, spec.tags) && s.maxTs >= spec.from && s.minTs < spec.to);
-      return { entry, wanted, blocks: await this.readBlocks(entry, wanted) };
+      return { entry, wanted, blocks: await this.readBlocks(entry, wanted, spec.fields) };
     });
     // Insert in catalog order (window, fence, part), so precedence is right whatever finished first.
     for (const { entry, wanted, blocks } of perEntry)
       wanted.forEach((s, i) => sourcesOf(s.id, { metric: s.metric, tags: s.tags }, entry.window).push({ data: blocks[i]!, sortedUnique: true }));
     for (const log of logs) {
       if (!tagsMatch(log.key.tags, spec.tags)) continue;
-      sourcesOf(log.id, log.key, log.window).push({ data: decodeRecords(log.data), sortedUnique: false });
+      const data = decodeRecords(log.data);
+      sourcesOf(log.id, log.key, log.window).push({ data: spec.fields ? projectColumns(data, spec.fields) : data, sortedUnique: false });
     }
     return bySeries;
   }
@@ -111,10 +158,15 @@ export class RawReader {
   }
 }
 
-/** One series' windows merged (newest source wins per timestamp), concatenated, clipped to the spec. */
+/**
+ * One series' windows merged (newest source wins per timestamp), concatenated, clipped to the
+ * spec. `fields` are projection paths (format's shredding.md): sources read by `sources` are
+ * already projected, so the columns kept are the fields the paths select.
+ */
 export function mergeWindows(windows: Map<number, Source[]>, spec: QuerySpec, fields: readonly string[] | undefined): SeriesColumns {
   const parts = [...windows.keys()].sort((a, b) => a - b).map((w) => mergeSources(windows.get(w)!));
-  return clip(concatWindows(parts), spec.from, spec.to, fields);
+  const data = concatWindows(parts);
+  return clip(data, spec.from, spec.to, fields ? [...selectPaths(fields, new Set(Object.keys(data.fields))).keys()] : undefined);
 }
 
 /** Roughly what decoded columns occupy: 8 bytes a value, more for strings and nested values. */

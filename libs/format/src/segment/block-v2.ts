@@ -74,13 +74,17 @@ export function encodeBlockV2(ts: readonly number[], fields: Readonly<Record<str
     frames.push(encodeFrame(w.written(), level));
     layout.push(cols.map((c) => ({ role: c.role, path: c.path })));
   };
+  // Small columns first, right after the timestamps, packed into shared chunks; then each large
+  // column in a chunk of its own. A projection's ancestors are small, so it usually reads one
+  // range at the block's start and one per large column it needs.
+  const [tsColumn, ...rest] = columns;
+  const small = rest.filter((c) => c.body.length < CHUNK_BYTES);
+  const large = rest.filter((c) => c.body.length >= CHUNK_BYTES);
   let pending: Column[] = [];
   let pendingBytes = 0;
-  for (const c of columns) {
-    if (c.body.length >= CHUNK_BYTES) {
-      emit([c]);
-      continue;
-    }
+  if (tsColumn!.body.length >= CHUNK_BYTES) emit([tsColumn!]);
+  else small.unshift(tsColumn!);
+  for (const c of small) {
     pending.push(c);
     pendingBytes += c.body.length;
     if (pendingBytes >= CHUNK_BYTES) {
@@ -90,6 +94,7 @@ export function encodeBlockV2(ts: readonly number[], fields: Readonly<Record<str
     }
   }
   if (pending.length > 0) emit(pending);
+  for (const c of large) emit([c]);
   const out = new ByteWriter(frames.reduce((a, f) => a + f.length, 0));
   for (const f of frames) out.bytes(f);
   return { bytes: out.finish(), directory: { layout: { chunks: layout }, chunkLengths: frames.map((f) => f.length) } };
