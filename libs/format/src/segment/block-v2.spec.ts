@@ -72,6 +72,24 @@ describe('block v2: shredded nested records', () => {
     );
   });
 
+  it('projects version 1 blocks the same way (old data is read whole, then projected)', () => {
+    fc.assert(
+      fc.property(
+        nestedColumns().chain((data) => fc.tuple(fc.constant(data), pathsFor(data.fields))),
+        ([{ ts, fields }, paths]) => {
+          const bytes = encodeSegment({ ns: 'n', shard: 0, window: 0, series: [{ id: 's', metric: 'm', tags: {}, ts, fields }] }, { version: 1 });
+          const { footerOffset, footerLength } = readTrailer(bytes.subarray(bytes.length - SEGMENT_TRAILER_BYTES));
+          const entry = decodeFooter(bytes.subarray(footerOffset, footerOffset + footerLength)).series[0]!;
+          expect(entry.directory).toBeUndefined();
+          expect(columnRanges(entry, paths)).toEqual([{ offset: entry.offset, length: entry.length }]);
+          const got = assemble(decodeBlockColumns(bytes, entry, paths, 0));
+          expect(ordered(got.fields)).toBe(ordered(projectColumns({ ts, fields }, paths).fields));
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+
   it('keeps each case that breaks naive shredders', () => {
     const proto = JSON.parse('{"__proto__":{"x":1},"a":2}') as FieldValue;
     const cases: FieldValue[] = [

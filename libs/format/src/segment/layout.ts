@@ -62,7 +62,8 @@ export function indexLayout(layout: BlockLayout): LayoutIndex {
     const p = columns.get(parent);
     if (p === undefined || roles[p] !== ColumnRole.Node) throw new RangeError(`column ${path} has no parent column ${parent}`);
   }
-  index = { columns, roles, chunkOf, firstOfChunk, ts, fields: fields.sort() };
+  // Shared by every entry of the layout (as FooterEntry.fields): frozen, so no reader can change another's.
+  index = { columns, roles, chunkOf, firstOfChunk, ts, fields: Object.freeze(fields.sort()) };
   indexes.set(layout, index);
   return index;
 }
