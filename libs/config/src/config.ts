@@ -48,6 +48,8 @@ const schema = z.object({
     .transform((v) => v.split(',').map((k) => k.trim()).filter(Boolean))
     .pipe(z.array(z.string().min(16, 'each API key must be at least 16 characters')))
     .optional(),
+  S4_API_KEYS_FILE: z.string().min(1).optional(),
+  S4_PUBLIC_METRICS: bool.default(false),
 
   S4_MAX_BODY_BYTES: int(1024, 1024 ** 3).default(64 * 1024 * 1024),
   S4_MAX_SAMPLES_PER_REQUEST: int(1, 100_000_000).default(1_000_000),
@@ -98,6 +100,10 @@ export interface Config {
     | { readonly kind: 'filesystem'; readonly dir: string };
   /** Bearer keys accepted on /v1/*; empty means no authentication. */
   readonly apiKeys: readonly string[];
+  /** Scoped keys, stored as SHA-256 hashes (docs/security.md). */
+  readonly apiKeysFile: string | undefined;
+  /** /metrics and /openapi.json without a key even when keys are configured. */
+  readonly publicMetrics: boolean;
   readonly flush: { readonly intervalMs: number; readonly graceMs: number; readonly leaseTtlMs: number };
   /** The aggregation worker re-checks windows this far back on every pass (older late data is answered from raw data). */
   readonly rollup: { readonly intervalMs: number; readonly lookbackMs: number };
@@ -162,6 +168,8 @@ export function loadConfig(env: RawEnv = process.env): Config {
         }
       : { kind: 'filesystem', dir: `${e.S4_DATA_DIR}/objects` },
     apiKeys: e.S4_API_KEYS ?? [],
+    apiKeysFile: e.S4_API_KEYS_FILE,
+    publicMetrics: e.S4_PUBLIC_METRICS,
     flush: { intervalMs: e.S4_FLUSH_INTERVAL_MS, graceMs: e.S4_FLUSH_GRACE_MS, leaseTtlMs: e.S4_LEASE_TTL_MS },
     rollup: { intervalMs: e.S4_ROLLUP_INTERVAL_MS, lookbackMs: e.S4_ROLLUP_LOOKBACK_MS },
     query: { concurrency: e.S4_QUERY_CONCURRENCY, cacheBytes: e.S4_CACHE_BYTES, maxPoints: e.S4_MAX_QUERY_POINTS },

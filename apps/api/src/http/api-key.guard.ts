@@ -1,30 +1,75 @@
-import { timingSafeEqual } from 'node:crypto';
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { S4Error } from '@s4/core';
+import { KeyRing, RateLimiter, type Scope } from '../auth/keys.js';
 
-/** Paths every load balancer and scraper must reach without a key. */
-const OPEN = new Set(['/healthz', '/readyz', '/metrics', '/openapi.json']);
+/** Paths load balancers must reach without a key. */
+const ALWAYS_OPEN = new Set(['/healthz', '/readyz']);
+/** Paths scrapers and tools read; open without a key only when configured so. */
+const METRICS = new Set(['/metrics', '/openapi.json']);
+
+/** The scope a path needs (/metrics and /openapi.json: any valid key). */
+function scopeOf(path: string): Scope | null {
+  if (METRICS.has(path)) return null;
+  return scopeOfData(path);
+}
+
+/** The scope a path needs. Anything not listed needs admin: a new endpoint is closed by default. */
+function scopeOfData(path: string): Scope {
+  if (path === '/v1/write') return 'write';
+  if (path === '/v1/query' || path === '/v1/latest' || path === '/v1/series') return 'read';
+  return 'admin';
+}
+
+export interface GuardOptions {
+  readonly keys: KeyRing;
+  readonly namespace: string;
+  readonly publicMetrics: boolean;
+  readonly limiter?: RateLimiter;
+}
 
 /**
- * When API keys are configured, every other request needs `Authorization: Bearer <key>`.
- * Comparison is constant-time so response timing does not leak key prefixes.
+ * With keys configured, every request but health and readiness needs `Authorization: Bearer
+ * <key>`: 401 when the key is missing or unknown, 403 when it lacks the scope or namespace the
+ * endpoint needs, 429 with Retry-After when the key is over its rate. Keys are compared by their
+ * SHA-256 (see KeyRing), never kept or logged in the clear.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
-  private readonly keys: Buffer[];
+  private readonly limiter: RateLimiter;
 
-  constructor(keys: readonly string[]) {
-    this.keys = keys.map((k) => Buffer.from(k));
+  constructor(private readonly options: GuardOptions) {
+    this.limiter = options.limiter ?? new RateLimiter();
   }
 
   canActivate(context: ExecutionContext): boolean {
-    if (this.keys.length === 0) return true;
-    const req = context.switchToHttp().getRequest<FastifyRequest>();
-    if (OPEN.has(req.url.split('?')[0]!)) return true;
-    const header = req.headers.authorization ?? '';
-    const given = Buffer.from(header.startsWith('Bearer ') ? header.slice(7) : '');
-    if (this.keys.some((k) => k.length === given.length && timingSafeEqual(k, given))) return true;
-    throw new S4Error('unauthorized', header ? 'the API key is not valid' : 'this server needs an API key: send Authorization: Bearer <key>', 401);
+    const http = context.switchToHttp();
+    const req = http.getRequest<FastifyRequest>();
+    try {
+      this.authorize(req.url, req.headers.authorization);
+    } catch (e) {
+      const wait = (e as S4Error).details as { retryAfterSeconds?: number } | undefined;
+      if (wait?.retryAfterSeconds) void http.getResponse<FastifyReply>().header('retry-after', String(wait.retryAfterSeconds));
+      throw e;
+    }
+    return true;
+  }
+
+  /** Throws the S4Error a request with this URL and Authorization header deserves, if any. */
+  authorize(url: string, authorization: string | undefined): void {
+    const { keys, namespace, publicMetrics } = this.options;
+    if (!keys.enabled) return;
+    const path = url.split('?')[0]!;
+    if (ALWAYS_OPEN.has(path) || (publicMetrics && METRICS.has(path))) return;
+    const header = authorization ?? '';
+    if (!header) throw new S4Error('unauthorized', 'this server needs an API key: send Authorization: Bearer <key>', 401);
+    const key = header.startsWith('Bearer ') ? keys.find(header.slice(7)) : undefined;
+    if (!key) throw new S4Error('unauthorized', 'the API key is not valid', 401);
+    const scope = scopeOf(path);
+    if (scope && !key.scopes.has(scope)) throw new S4Error('forbidden', `key ${key.id} may ${[...key.scopes].join(', ')} but ${path} needs ${scope}`, 403, { key: key.id, needs: scope });
+    if (!key.namespaces.has('*') && !key.namespaces.has(namespace))
+      throw new S4Error('forbidden', `key ${key.id} may not use namespace ${namespace}`, 403, { key: key.id, namespace });
+    const wait = this.limiter.take(key);
+    if (wait > 0) throw new S4Error('rate_limited', `key ${key.id} is over its rate of ${key.ratePerSecond} requests/s; retry after ${wait} s`, 429, { key: key.id, retryAfterSeconds: wait });
   }
 }
