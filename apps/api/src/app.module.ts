@@ -1,20 +1,27 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { AdminController } from './http/admin.controller.js';
 import { HealthController } from './http/health.controller.js';
-import { QueryController } from './http/query.controller.js';
-import { WriteController } from './http/write.controller.js';
-import { RUNTIME } from './http/tokens.js';
-import type { Runtime } from './runtime.js';
+import { CONFIG, HOT_TIER, METRICS, OBJECT_STORE } from './http/tokens.js';
+import { ApiModule } from './roles/api/api.module.js';
+import type { ProcessRoles } from './roles/process.js';
 
-/** The HTTP surface of one process: every role answers health and metrics; api and all also serve data. */
+/**
+ * The HTTP surface of one process: every role answers /healthz, /readyz and /metrics (the
+ * process's stores and metrics, on this thread); api and all also serve /v1 (ApiModule).
+ */
 @Module({})
 export class AppModule {
-  static forRuntime(runtime: Runtime): DynamicModule {
-    const serving = runtime.config.role === 'api' || runtime.config.role === 'all';
+  static forProcess(roles: ProcessRoles): DynamicModule {
+    const { config, clock, hot, objects, metrics, api, passes } = roles;
     return {
       module: AppModule,
-      controllers: serving ? [WriteController, QueryController, AdminController, HealthController] : [HealthController],
-      providers: [{ provide: RUNTIME, useValue: runtime }],
+      imports: api ? [ApiModule.forRoot({ config, clock, metrics, api, passes })] : [],
+      controllers: [HealthController],
+      providers: [
+        { provide: CONFIG, useValue: config },
+        { provide: HOT_TIER, useValue: hot },
+        { provide: OBJECT_STORE, useValue: objects },
+        { provide: METRICS, useValue: metrics },
+      ],
     };
   }
 }

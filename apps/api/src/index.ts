@@ -1,2 +1,4 @@
 export { startServer, type RunningServer } from './server.js';
-export { createRuntime, type Runtime } from './runtime.js';
+export { startRoles, type ProcessRoles } from './roles/process.js';
+export type { RoleThread } from './roles/threads/role-thread.js';
+export type { WorkerRole } from './roles/threads/wire.js';

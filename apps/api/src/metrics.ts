@@ -1,4 +1,3 @@
-import { Logger } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { WINDOW_MS, allShards, type Clock, type HotTier } from '@s4/core';
 import type { FlushStats, QueryCounters, RollupStats } from '@s4/engine';
@@ -19,7 +18,9 @@ export class Metrics {
   readonly flushSeconds = new Histogram({ name: 's4_flush_seconds', help: 'Flush pass duration', buckets: [0.01, 0.1, 1, 10, 60, 300], registers: [this.registry] });
   readonly rollupObjects = new Counter({ name: 's4_rollup_objects_total', help: 'Rollup objects written', registers: [this.registry] });
   readonly rollupErrors = new Counter({ name: 's4_rollup_errors_total', help: 'Failed aggregation passes', registers: [this.registry] });
-  private readonly log = new Logger('workers');
+  readonly workerPasses = new Counter({ name: 's4_worker_passes_total', help: 'Passes run by the role worker threads, by role and trigger (periodic or admin)', labelNames: ['role', 'trigger'], registers: [this.registry] });
+  readonly workerThreads = new Gauge({ name: 's4_worker_thread_info', help: 'The role worker threads running now (1 per thread), with their thread ids', labelNames: ['role', 'thread_id'], registers: [this.registry] });
+  readonly workerCrashes = new Counter({ name: 's4_worker_thread_crashes_total', help: 'Role worker threads that ended unexpectedly (each is restarted)', labelNames: ['role'], registers: [this.registry] });
 
   constructor(hot: HotTier, ns: string, shards: number, clock: Clock) {
     const registry = this.registry;
@@ -66,14 +67,25 @@ export class Metrics {
     this.rollupObjects.inc(stats.objects);
   }
 
-  /** A failed pass is counted and logged; the worker tries again on its next pass. */
-  recordRollupError(e: unknown): void {
+  /** A failed periodic pass (logged by the thread's supervisor); the worker tries again on its next pass. */
+  recordRollupError(): void {
     this.rollupErrors.inc();
-    this.log.error(`aggregation pass failed: ${(e as Error)?.stack ?? String(e)}`);
   }
 
-  recordFlushError(e: unknown): void {
+  recordFlushError(): void {
     this.flushErrors.inc();
-    this.log.error(`flush pass failed: ${(e as Error)?.stack ?? String(e)}`);
+  }
+
+  recordPass(role: string, trigger: string): void {
+    this.workerPasses.inc({ role, trigger });
+  }
+
+  threadStarted(role: string, threadId: number): void {
+    this.workerThreads.set({ role, thread_id: String(threadId) }, 1);
+  }
+
+  threadEnded(role: string, threadId: number, unexpectedly: boolean): void {
+    this.workerThreads.remove({ role, thread_id: String(threadId) });
+    if (unexpectedly) this.workerCrashes.inc({ role });
   }
 }

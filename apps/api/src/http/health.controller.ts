@@ -1,9 +1,10 @@
 import { Controller, Get, Header, Inject, Logger, Res } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { MANIFEST_KEY, UnavailableError } from '@s4/core';
-import type { Runtime } from '../runtime.js';
-import { RUNTIME } from './tokens.js';
+import { MANIFEST_KEY, UnavailableError, type HotTier, type ObjectStore } from '@s4/core';
+import type { Config } from '@s4/config';
+import type { Metrics } from '../metrics.js';
+import { CONFIG, HOT_TIER, METRICS, OBJECT_STORE } from './tokens.js';
 
 /** A readiness probe answers within this, whatever the stores do. */
 const CHECK_TIMEOUT_MS = 2_000;
@@ -18,7 +19,12 @@ export class HealthController {
   /** The last result per component, so a failing store is logged when it starts failing, not on every probe. */
   private readonly last = new Map<string, CheckResult>();
 
-  constructor(@Inject(RUNTIME) private readonly runtime: Runtime) {}
+  constructor(
+    @Inject(CONFIG) private readonly config: Config,
+    @Inject(HOT_TIER) private readonly hot: HotTier,
+    @Inject(OBJECT_STORE) private readonly objects: ObjectStore,
+    @Inject(METRICS) private readonly prometheus: Metrics,
+  ) {}
 
   @Get('healthz')
   @ApiOperation({ summary: 'Liveness: the process answers' })
@@ -32,7 +38,7 @@ export class HealthController {
   @ApiResponse({ status: 200 })
   @ApiResponse({ status: 503 })
   async readyz(@Res() reply: FastifyReply): Promise<void> {
-    const { hot, objects, config } = this.runtime;
+    const { hot, objects, config } = this;
     const [hotCheck, objectsCheck] = await Promise.all([
       this.check('hot', () => hot.generation({ ns: config.namespace, shard: 0 })),
       this.check('objects', () => objects.head(MANIFEST_KEY)),
@@ -67,7 +73,7 @@ export class HealthController {
   @ApiOperation({ summary: 'Prometheus metrics: ingest, flush and query counters and latencies, hot-tier bytes' })
   @ApiResponse({ status: 200 })
   async metrics(): Promise<string> {
-    return this.runtime.metrics.registry.metrics();
+    return this.prometheus.registry.metrics();
   }
 }
 

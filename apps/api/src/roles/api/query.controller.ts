@@ -2,18 +2,25 @@ import { Readable } from 'node:stream';
 import { Body, Controller, Get, Inject, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { LimitError } from '@s4/core';
-import type { SeriesResult } from '@s4/engine';
-import type { Runtime } from '../runtime.js';
+import { LimitError, type Clock } from '@s4/core';
+import type { Config } from '@s4/config';
+import type { QueryEngine, SeriesResult } from '@s4/engine';
+import { CLOCK, CONFIG, METRICS } from '../../http/tokens.js';
+import type { Metrics } from '../../metrics.js';
 import { ERROR_SCHEMA, QUERY_BODY_SCHEMA, QUERY_RESULT_SCHEMA, SERIES_LIST_SCHEMA } from './openapi.js';
 import { CONTENT_TYPES, encode, type Format } from './output/formats.js';
 import { isAggregate, parseLatestParams, parseOrThrow, parseQueryBody, parseQueryParams, seriesParamsSchema, tagsFromParams, type ParsedQuery } from './query.schema.js';
-import { RUNTIME } from './tokens.js';
+import { QUERY_ENGINE } from './tokens.js';
 
 @ApiTags('query')
 @Controller('v1')
 export class QueryController {
-  constructor(@Inject(RUNTIME) private readonly runtime: Runtime) {}
+  constructor(
+    @Inject(CONFIG) private readonly config: Config,
+    @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(QUERY_ENGINE) private readonly query: QueryEngine,
+    @Inject(METRICS) private readonly metrics: Metrics,
+  ) {}
 
   @Get('query')
   @ApiOperation({ summary: 'Read samples of the series matching a selector over [from, to)', description: 'json buffers per series; msgpack, ndjson and csv stream.' })
@@ -54,9 +61,8 @@ export class QueryController {
   @ApiQuery({ name: 'format', required: false, enum: ['json', 'msgpack', 'csv', 'ndjson'] })
   @ApiResponse({ status: 200, schema: QUERY_RESULT_SCHEMA })
   async latest(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    const { runtime } = this;
-    const parsed = parseLatestParams(req.query, req.headers.accept, runtime.clock.now(), runtime.config.limits.maxFutureMs);
-    await this.send(parsed.format, fromArray(await runtime.query.latest(parsed.spec)), parsed.spec.fields, reply);
+    const parsed = parseLatestParams(req.query, req.headers.accept, this.clock.now(), this.config.limits.maxFutureMs);
+    await this.send(parsed.format, fromArray(await this.query.latest(parsed.spec)), parsed.spec.fields, reply);
   }
 
   @Get('series')
@@ -68,19 +74,19 @@ export class QueryController {
   @ApiResponse({ status: 200, schema: SERIES_LIST_SCHEMA })
   async series(@Query() query: unknown): Promise<unknown> {
     const p = parseOrThrow(seriesParamsSchema, query, 'query');
-    const now = this.runtime.clock.now();
-    return { series: await this.runtime.query.series(p.metric, tagsFromParams(p.tag), p.from ?? 0, p.to ?? now + 86_400_000) };
+    const now = this.clock.now();
+    return { series: await this.query.series(p.metric, tagsFromParams(p.tag), p.from ?? 0, p.to ?? now + 86_400_000) };
   }
 
   private async answer({ spec, format }: ParsedQuery, reply: FastifyReply): Promise<void> {
-    if (isAggregate(spec)) await this.send(format, fromArray(await this.runtime.query.aggregate(spec)), undefined, reply);
-    else await this.send(format, this.runtime.query.query(spec), spec.fields, reply);
+    if (isAggregate(spec)) await this.send(format, fromArray(await this.query.aggregate(spec)), undefined, reply);
+    else await this.send(format, this.query.query(spec), spec.fields, reply);
   }
 
   private async send(format: Format, results: AsyncIterable<SeriesResult>, fields: readonly string[] | undefined, reply: FastifyReply): Promise<void> {
-    const { runtime } = this;
+    const { metrics } = this;
     const started = performance.now();
-    const maxPoints = runtime.config.query.maxPoints;
+    const maxPoints = this.config.query.maxPoints;
     // The first series is computed before the status line goes out, so that a failing query
     // still answers with a proper error instead of a truncated 200.
     const it = results[Symbol.asyncIterator]();
@@ -98,11 +104,11 @@ export class QueryController {
     };
     const stream = Readable.from(encode(format, counted(), fields), { objectMode: false });
     stream.on('end', () => {
-      runtime.metrics.queryPoints.inc(points);
-      runtime.metrics.queryRequests.inc({ outcome: 'ok' });
-      runtime.metrics.querySeconds.observe({ format }, (performance.now() - started) / 1000);
+      metrics.queryPoints.inc(points);
+      metrics.queryRequests.inc({ outcome: 'ok' });
+      metrics.querySeconds.observe({ format }, (performance.now() - started) / 1000);
     });
-    stream.on('error', () => runtime.metrics.queryRequests.inc({ outcome: 'error' }));
+    stream.on('error', () => metrics.queryRequests.inc({ outcome: 'error' }));
     await reply.status(200).header('content-type', CONTENT_TYPES[format]).send(stream);
   }
 }

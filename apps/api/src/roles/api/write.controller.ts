@@ -1,10 +1,12 @@
 import { Controller, HttpCode, Inject, Post, Req } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { S4Error } from '@s4/core';
-import { parseWrite, type WriteBody } from '@s4/engine';
-import type { Runtime } from '../runtime.js';
-import { RUNTIME } from './tokens.js';
+import { S4Error, type Clock } from '@s4/core';
+import type { Config } from '@s4/config';
+import { parseWrite, type WriteBody, type Writer } from '@s4/engine';
+import { CLOCK, CONFIG, METRICS } from '../../http/tokens.js';
+import type { Metrics } from '../../metrics.js';
+import { WRITER } from './tokens.js';
 import { ERROR_SCHEMA, WRITE_BODY_SCHEMA } from './openapi.js';
 
 const WRITE_TYPES = new Set(['application/json', 'application/x-ndjson', 'application/ndjson', 'application/msgpack']);
@@ -12,7 +14,12 @@ const WRITE_TYPES = new Set(['application/json', 'application/x-ndjson', 'applic
 @ApiTags('write')
 @Controller('v1')
 export class WriteController {
-  constructor(@Inject(RUNTIME) private readonly runtime: Runtime) {}
+  constructor(
+    @Inject(CONFIG) private readonly config: Config,
+    @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(WRITER) private readonly writer: Writer,
+    @Inject(METRICS) private readonly metrics: Metrics,
+  ) {}
 
   @Post('write')
   @HttpCode(204)
@@ -24,20 +31,20 @@ export class WriteController {
   @ApiResponse({ status: 413, description: 'Body, sample count or record size over its limit; nothing was written', schema: ERROR_SCHEMA })
   async write(@Req() req: FastifyRequest): Promise<void> {
     const started = performance.now();
-    const { runtime } = this;
+    const { metrics } = this;
     try {
       const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
       if (!WRITE_TYPES.has(type)) throw new S4Error('unsupported_media_type', `Content-Type ${type || '(none)'} is not accepted; use ${[...WRITE_TYPES].join(', ')}`, 415);
       const body: WriteBody = typeof req.body === 'string' ? { kind: 'ndjson', text: req.body } : { kind: 'json', body: req.body };
-      const series = parseWrite(body, runtime.config.limits, runtime.clock.now());
-      const result = await runtime.writer.write(series);
-      runtime.metrics.ingestSamples.inc(result.samples);
-      runtime.metrics.ingestRequests.inc({ outcome: 'ok' });
+      const series = parseWrite(body, this.config.limits, this.clock.now());
+      const result = await this.writer.write(series);
+      metrics.ingestSamples.inc(result.samples);
+      metrics.ingestRequests.inc({ outcome: 'ok' });
     } catch (e) {
-      runtime.metrics.ingestRequests.inc({ outcome: 'error' });
+      metrics.ingestRequests.inc({ outcome: 'error' });
       throw e;
     } finally {
-      runtime.metrics.ingestSeconds.observe((performance.now() - started) / 1000);
+      metrics.ingestSeconds.observe((performance.now() - started) / 1000);
     }
   }
 }

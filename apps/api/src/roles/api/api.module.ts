@@ -1,0 +1,38 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import type { Clock } from '@s4/core';
+import type { Config } from '@s4/config';
+import { CLOCK, CONFIG, METRICS } from '../../http/tokens.js';
+import type { Metrics } from '../../metrics.js';
+import type { WorkerPasses } from '../threads/passes.js';
+import { AdminController } from './admin.controller.js';
+import type { ApiRoot } from './api.root.js';
+import { QueryController } from './query.controller.js';
+import { QUERY_ENGINE, WORKER_PASSES, WRITER } from './tokens.js';
+import { WriteController } from './write.controller.js';
+
+export interface ApiModuleDeps {
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly metrics: Metrics;
+  readonly api: ApiRoot;
+  readonly passes: WorkerPasses;
+}
+
+/** The API role's endpoints: /v1/write, /v1/query, /v1/latest, /v1/series, /v1/admin/*. */
+@Module({})
+export class ApiModule {
+  static forRoot(deps: ApiModuleDeps): DynamicModule {
+    return {
+      module: ApiModule,
+      controllers: [WriteController, QueryController, AdminController],
+      providers: [
+        { provide: CONFIG, useValue: deps.config },
+        { provide: CLOCK, useValue: deps.clock },
+        { provide: METRICS, useValue: deps.metrics },
+        { provide: WRITER, useValue: deps.api.writer },
+        { provide: QUERY_ENGINE, useValue: deps.api.query },
+        { provide: WORKER_PASSES, useValue: deps.passes },
+      ],
+    };
+  }
+}

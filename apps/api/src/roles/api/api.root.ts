@@ -1,0 +1,30 @@
+import type { Clock, HotTier, ObjectStore } from '@s4/core';
+import type { Config } from '@s4/config';
+import { CatalogStore, QueryEngine, Writer } from '@s4/engine';
+import type { Metrics } from '../../metrics.js';
+
+/** What the API role serves requests with (on the HTTP thread): writes into the hot tier, queries over both stores. */
+export interface ApiRoot {
+  readonly writer: Writer;
+  readonly query: QueryEngine;
+}
+
+/**
+ * Composition root of the API role. The hot tier and the object store are the process's (opened on
+ * this thread, shared with /readyz and /metrics); flushing and rollups are not built here: they
+ * run in the segment and aggregate worker threads.
+ */
+export function createApiRoot(config: Config, hot: HotTier, objects: ObjectStore, metrics: Metrics, clock: Clock): ApiRoot {
+  const ns = config.namespace;
+  const writer = new Writer(hot, { ns, shards: config.shards, maxRecordBytes: config.limits.maxRecordBytes });
+  const query = new QueryEngine(
+    hot,
+    objects,
+    new CatalogStore(objects),
+    { ns, shards: config.shards, concurrency: config.query.concurrency, cacheBytes: config.query.cacheBytes },
+    new CatalogStore(objects, 'rollup'),
+    clock,
+  );
+  metrics.watchQuery(query.counters);
+  return { writer, query };
+}

@@ -1,0 +1,5 @@
+/** Injection tokens of the API role's services (see api.root.ts). */
+export const WRITER = Symbol('S4_WRITER');
+export const QUERY_ENGINE = Symbol('S4_QUERY_ENGINE');
+/** The admin endpoints' route to the segment and aggregate worker threads. */
+export const WORKER_PASSES = Symbol('S4_WORKER_PASSES');

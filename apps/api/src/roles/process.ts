@@ -1,0 +1,83 @@
+import { systemClock, type Clock, type HotTier, type ObjectStore } from '@s4/core';
+import type { Config, Role } from '@s4/config';
+import type { FlushStats, RollupStats } from '@s4/engine';
+import { Metrics } from '../metrics.js';
+import { openHotTier, openObjectStore, prepareObjectStore } from '../stores.js';
+import { createApiRoot, type ApiRoot } from './api/api.root.js';
+import { WorkerPasses } from './threads/passes.js';
+import { RoleThread, type RoleThreadObserver } from './threads/role-thread.js';
+import type { WorkerRole } from './threads/wire.js';
+
+/** Which roles run in worker threads of a process started with S4_ROLE=role. */
+const THREADED: Record<Role, readonly WorkerRole[]> = {
+  all: ['segment', 'aggregate'],
+  api: [],
+  segment: ['segment'],
+  aggregate: ['aggregate'],
+};
+
+/**
+ * Everything one S4 process runs, by S4_ROLE. On the main (HTTP) thread: the hot tier and the
+ * object store (for /readyz and /metrics; the embedded hot tier's one owner), the metrics, and
+ * with api or all the API role. In worker threads: the segment and aggregate roles.
+ */
+export interface ProcessRoles {
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly hot: HotTier;
+  readonly objects: ObjectStore;
+  readonly metrics: Metrics;
+  /** The API role (null in a segment- or aggregate-only process, which serves only health and metrics). */
+  readonly api: ApiRoot | null;
+  /** The role threads this process runs, by role. */
+  readonly threads: ReadonlyMap<WorkerRole, RoleThread>;
+  /** Admin passes: in those threads, or in one-off threads in an api-only process. */
+  readonly passes: WorkerPasses;
+  /** Stop the role threads (each finishes its running pass), then close the stores. */
+  close(): Promise<void>;
+}
+
+export async function startRoles(config: Config, clock: Clock = systemClock): Promise<ProcessRoles> {
+  const hot = await openHotTier(config, clock);
+  const objects = openObjectStore(config);
+  const threads = new Map<WorkerRole, RoleThread>();
+  let passes: WorkerPasses | null = null;
+  const close = async () => {
+    await passes?.close();
+    await Promise.all([...threads.values()].map((t) => t.stop()));
+    await hot.close();
+    await objects.close();
+  };
+  try {
+    await prepareObjectStore(objects, config);
+    const metrics = new Metrics(hot, config.namespace, config.shards, clock);
+    const api = config.role === 'all' || config.role === 'api' ? createApiRoot(config, hot, objects, metrics, clock) : null;
+    const observer = metricsObserver(metrics);
+    const thread = (role: WorkerRole, periodic: boolean) =>
+      new RoleThread({ role, config, hot: config.hot.kind === 'embedded' ? hot : null, periodic, observer });
+    for (const role of THREADED[config.role]) threads.set(role, thread(role, true));
+    await Promise.all([...threads.values()].map((t) => t.start()));
+    passes = new WorkerPasses(threads, (role) => thread(role, false));
+    return { config, clock, hot, objects, metrics, api, threads, passes, close };
+  } catch (e) {
+    await close().catch(() => undefined);
+    throw e;
+  }
+}
+
+/** Role threads report to the main thread's metrics, so GET /metrics shows their passes. */
+function metricsObserver(metrics: Metrics): RoleThreadObserver {
+  return {
+    started: (role, threadId) => metrics.threadStarted(role, threadId),
+    ended: (role, threadId, unexpectedly) => metrics.threadEnded(role, threadId, unexpectedly),
+    pass(role, trigger, stats, ms) {
+      metrics.recordPass(role, trigger);
+      if (role === 'segment') metrics.recordFlush(stats as FlushStats, ms);
+      else metrics.recordRollup(stats as RollupStats);
+    },
+    passFailed(role) {
+      if (role === 'segment') metrics.recordFlushError();
+      else metrics.recordRollupError();
+    },
+  };
+}

@@ -1,0 +1,90 @@
+import { isMainThread, parentPort, threadId, workerData } from 'node:worker_threads';
+import { systemClock, type Clock, type HotTier } from '@s4/core';
+import type { Config } from '@s4/config';
+import { PeriodicWorker } from '@s4/engine';
+import { openRedisHotTier } from '../../stores.js';
+import { HotTierClient } from './hot-tier-rpc.js';
+import { toWire, type CallMethod, type FromThread, type PassStats, type ThreadData, type ToThread, type Trigger } from './wire.js';
+
+/** What a role's composition root hands to its thread. */
+export interface RoleWork {
+  /** Time between two periodic passes. */
+  readonly intervalMs: number;
+  /** One pass: 'periodic' with the role's own window (grace, look-back), 'admin' over everything now. */
+  pass(trigger: Trigger): Promise<PassStats>;
+  /** Admin calls other than the pass. */
+  readonly calls?: Partial<Record<Exclude<CallMethod, 'pass'>, () => Promise<unknown>>>;
+  /** Close what the root opened (object-store client); the host closes the hot tier. */
+  close(): Promise<void>;
+}
+
+/**
+ * The body of every role thread: build the role's composition root from the config in
+ * `workerData`, run its periodic pass, answer admin calls from the main thread, report every
+ * pass (and every failed periodic pass) to the main thread's metrics, and stop on request after
+ * the running pass ends.
+ */
+export async function runRoleThread(build: (config: Config, hot: HotTier, clock: Clock) => Promise<RoleWork> | RoleWork): Promise<void> {
+  const port = parentPort;
+  if (isMainThread || !port) throw new Error('a role thread entry runs in a worker thread; the server starts it (apps/api/src/roles/threads/role-thread.ts)');
+  const data = workerData as ThreadData;
+  const config = Object.freeze(data.config);
+  const clock = systemClock;
+  const hot: HotTier = data.hotPort ? new HotTierClient(data.hotPort) : openRedisHotTier(config);
+  const post = (m: FromThread) => port.postMessage(m);
+
+  let work: RoleWork;
+  try {
+    work = await build(config, hot, clock);
+  } catch (e) {
+    await hot.close();
+    throw e;
+  }
+
+  const pass = async (trigger: Trigger): Promise<PassStats> => {
+    const started = performance.now();
+    const stats = await work.pass(trigger);
+    post({ type: 'pass', trigger, stats, ms: performance.now() - started });
+    return stats;
+  };
+  const periodic = data.periodic
+    ? new PeriodicWorker(
+        work.intervalMs,
+        async () => {
+          await pass('periodic');
+        },
+        (e) => post({ type: 'pass-error', trigger: 'periodic', error: toWire(e) }),
+      )
+    : null;
+
+  const inflight = new Set<Promise<void>>();
+  let stopping: Promise<void> | null = null;
+  const stop = async () => {
+    await periodic?.stop();
+    while (inflight.size > 0) await Promise.allSettled([...inflight]);
+    await work.close();
+    await hot.close();
+    post({ type: 'stopped' });
+    port.close();
+  };
+  port.on('message', (m: ToThread) => {
+    if (m.type === 'stop') {
+      stopping ??= stop();
+      return;
+    }
+    const run = m.method === 'pass' ? () => pass('admin') : work.calls?.[m.method];
+    const started = stopping
+      ? Promise.reject(new Error(`the ${data.role} thread is stopping`))
+      : run
+        ? run()
+        : Promise.reject(new Error(`the ${data.role} thread has no call ${m.method}`));
+    const call = started.then(
+      (value) => post({ type: 'reply', id: m.id, ok: true, value }),
+      (e: unknown) => post({ type: 'reply', id: m.id, ok: false, error: toWire(e) }),
+    );
+    inflight.add(call);
+    void call.finally(() => inflight.delete(call));
+  });
+  periodic?.start();
+  post({ type: 'ready', threadId });
+}

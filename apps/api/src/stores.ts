@@ -1,0 +1,55 @@
+import { MANIFEST_KEY, PreconditionFailedError, type Clock, type HotTier, type ObjectStore } from '@s4/core';
+import type { Config } from '@s4/config';
+import { EmbeddedHotTier, FilesystemObjectStore, RedisHotTier, S3ObjectStore } from '@s4/storage';
+
+/**
+ * The two stores, opened from the config. Every composition root uses these: the main thread
+ * (which owns the embedded hot tier) and each worker thread (which opens its own Redis
+ * connection and object-store client, or reaches the embedded hot tier over hot-tier-rpc).
+ */
+
+/** The Redis hot tier: one connection per caller (each thread has its own). */
+export function openRedisHotTier(config: Config): RedisHotTier {
+  if (config.hot.kind !== 'redis') throw new Error('openRedisHotTier: the config names the embedded hot tier');
+  // Every client option the config holds (cluster, timeouts), the password only when set.
+  const { kind: _kind, url, password, ...options } = config.hot;
+  return new RedisHotTier(url, { ...options, ...(password ? { password } : {}) });
+}
+
+/** The hot tier this process owns. Embedded: opens (and replays) the log; only one thread of one process may. */
+export async function openHotTier(config: Config, clock: Clock): Promise<HotTier> {
+  if (config.hot.kind === 'redis') return openRedisHotTier(config);
+  return EmbeddedHotTier.open({ dir: config.hot.dir, fsync: config.hot.fsync, now: () => clock.now() });
+}
+
+/** An object-store client; any number of threads may open one on the same bucket or directory. */
+export function openObjectStore(config: Config): ObjectStore {
+  return config.objects.kind === 's3' ? new S3ObjectStore(config.objects) : new FilesystemObjectStore(config.objects.dir);
+}
+
+/** Once per process, before anything reads or writes: the bucket exists (custom endpoints) and the manifest agrees. */
+export async function prepareObjectStore(objects: ObjectStore, config: Config): Promise<void> {
+  if (objects instanceof S3ObjectStore && config.objects.kind === 's3' && config.objects.endpoint) await objects.ensureBucket();
+  await checkManifest(objects, config);
+}
+
+/**
+ * The shard count decides where every series lives, so a store keeps the count it was created
+ * with; starting with another count would hide data.
+ */
+async function checkManifest(objects: ObjectStore, config: Config): Promise<void> {
+  const manifest = { format: 1, shards: config.shards };
+  const got = await objects.get(MANIFEST_KEY);
+  if (got && !got.notModified) {
+    const stored = JSON.parse(Buffer.from(got.body).toString('utf8')) as { shards: number };
+    if (stored.shards !== config.shards)
+      throw new Error(`S4_SHARDS=${config.shards} but this store was created with ${stored.shards} shards; set S4_SHARDS=${stored.shards}`);
+    return;
+  }
+  try {
+    await objects.put(MANIFEST_KEY, Buffer.from(JSON.stringify({ ...manifest, createdAt: new Date().toISOString() })), { ifNoneMatch: '*' });
+  } catch (e) {
+    if (!(e instanceof PreconditionFailedError)) throw e;
+    await checkManifest(objects, config);
+  }
+}
