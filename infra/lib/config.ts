@@ -1,3 +1,4 @@
+import { PLANNED_ROLES, ROLES, isRole, type PlannedRole, type Role } from '@s4/core';
 import { z } from 'zod';
 
 /**
@@ -9,9 +10,27 @@ import { z } from 'zod';
 export const ENVIRONMENT_NAMES = ['dev', 'staging', 'prod'] as const;
 export type EnvironmentName = (typeof ENVIRONMENT_NAMES)[number];
 
-/** Roles of the one image (S4_ROLE). `aggregate` and `ingest` are planned in the app. */
-export const WORKER_ROLES = ['segment', 'aggregate', 'ingest'] as const;
-export type WorkerRole = (typeof WORKER_ROLES)[number];
+/**
+ * Worker services run the one image with S4_ROLE set to one role. The roles come from @s4/core:
+ * every role the app implements except `all` and `api` (those are the API service's) is
+ * deployable; planned roles are accepted by the schema so that the synth can name them and refuse
+ * them (the app would refuse the S4_ROLE and the task would never start).
+ */
+export type WorkerRole = Exclude<Role, 'all' | 'api'> | PlannedRole;
+
+/** Worker roles the app implements: ROLES without `all` and `api`. */
+export const DEPLOYABLE_WORKER_ROLES: readonly Exclude<Role, 'all' | 'api'>[] = ROLES.filter(
+  (r): r is Exclude<Role, 'all' | 'api'> => r !== 'all' && r !== 'api',
+);
+
+/** Every worker role the settings may name: the deployable ones and the planned ones. */
+export const WORKER_ROLES = [...new Set<WorkerRole>([...DEPLOYABLE_WORKER_ROLES, ...PLANNED_ROLES])] as [WorkerRole, ...WorkerRole[]];
+
+/** Why a role cannot be deployed yet, or undefined when the app implements it. */
+export function notBuilt(role: string): string | undefined {
+  if (isRole(role)) return undefined;
+  return `the ${role} role is planned, not built yet: the app refuses S4_ROLE=${role}`;
+}
 
 const nsName = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lowercase letters, digits, _ and -, at most 63');
 const days = z.number().int().min(1).max(36_500);
@@ -153,7 +172,10 @@ export const settingsSchema = z
     }),
 
     workers: z.object({
-      /** Worker services to run. Default: segment + aggregate, and ingest when Kafka is on. */
+      /**
+       * Worker services to run. Default: every deployable worker role (segment + aggregate), none
+       * when api.role is `all`. Planned roles (compact, ingest) are refused until the app has them.
+       */
       roles: z.array(z.enum(WORKER_ROLES)).optional(),
       size: taskSize,
       /** Tasks per worker role; shards are spread over them by lease. */
@@ -162,6 +184,10 @@ export const settingsSchema = z
       spot: z.boolean().default(false),
     }),
 
+    /**
+     * Optional MSK Serverless cluster for the pull ingest path. The planned `ingest` role will
+     * consume it; until the app has that role, no task connects to it.
+     */
     kafka: z
       .object({
         enabled: z.boolean(),
@@ -190,6 +216,10 @@ export const settingsSchema = z
       ctx.addIssue({ code: 'custom', path: ['defaultNamespace'], message: `"${s.defaultNamespace}" is not in namespaces` });
     }
     if (s.api.minTasks > s.api.maxTasks) ctx.addIssue({ code: 'custom', path: ['api', 'minTasks'], message: 'greater than maxTasks' });
+    for (const role of new Set(s.workers.roles ?? [])) {
+      const problem = notBuilt(role);
+      if (problem) ctx.addIssue({ code: 'custom', path: ['workers', 'roles'], message: problem });
+    }
     if (s.workers.roles?.includes('ingest') && !s.kafka.enabled) {
       ctx.addIssue({ code: 'custom', path: ['workers', 'roles'], message: 'the ingest role needs kafka.enabled' });
     }
@@ -220,10 +250,13 @@ const MANAGED_ENV = new Set([
   'S4_REDIS_PASSWORD', 'S4_S3_BUCKET', 'S4_S3_PREFIX', 'S4_S3_ENDPOINT', 'S4_API_KEYS', 'S4_KAFKA_BROKERS',
 ]);
 
-/** segment + aggregate (+ ingest with Kafka); none when the API itself runs every role (`all`). */
+/**
+ * Every deployable worker role (today segment + aggregate; ingest, once the app has it, only with
+ * Kafka); none when the API task runs every role (`all`).
+ */
 export function defaultWorkerRoles(kafka: boolean, apiRole: 'api' | 'all'): WorkerRole[] {
-  if (apiRole === 'all') return kafka ? ['ingest'] : [];
-  return kafka ? ['segment', 'aggregate', 'ingest'] : ['segment', 'aggregate'];
+  if (apiRole === 'all') return [];
+  return DEPLOYABLE_WORKER_ROLES.filter((r: string) => kafka || r !== 'ingest');
 }
 
 const DEFAULT_NAMESPACES: NamespaceSettings[] = [

@@ -1,5 +1,18 @@
+import { PLANNED_ROLES, ROLES } from '@s4/core';
 import { describe, expect, it } from 'vitest';
-import { ENVIRONMENTS, ENVIRONMENT_NAMES, isFargateSize, loadSettings, parseSettings, SettingsError } from '../lib/config.js';
+import {
+  DEPLOYABLE_WORKER_ROLES,
+  ENVIRONMENTS,
+  ENVIRONMENT_NAMES,
+  isFargateSize,
+  loadSettings,
+  parseSettings,
+  SettingsError,
+  WORKER_ROLES,
+} from '../lib/config.js';
+
+/** Planned roles the app does not implement yet (a role moved to ROLES drops out of this list). */
+const NOT_BUILT = PLANNED_ROLES.filter((r) => !(ROLES as readonly string[]).includes(r));
 
 describe('environment settings', () => {
   it.each(ENVIRONMENT_NAMES)('%s is valid', (env) => {
@@ -41,9 +54,35 @@ describe('environment settings', () => {
     expect(() => parseSettings('prod', { ...ENVIRONMENTS.prod, hotTier: { engine: 'memorydb', nodeType: 'db.r7g.large', replicasPerShard: 0 } })).toThrow(/multi-AZ/);
   });
 
-  it('worker roles default to segment + aggregate, plus ingest with Kafka', () => {
-    expect(parseSettings('staging', ENVIRONMENTS.staging).workers.roles).toEqual(['segment', 'aggregate']);
-    expect(parseSettings('staging', { ...ENVIRONMENTS.staging, kafka: { enabled: true } }).workers.roles).toEqual(['segment', 'aggregate', 'ingest']);
+  it('worker roles default to every deployable one (segment + aggregate), with or without Kafka; none with api.role all', () => {
+    const split = parseSettings('staging', ENVIRONMENTS.staging).workers.roles;
+    expect(split).toEqual(expect.arrayContaining(['segment', 'aggregate']));
+    expect(split).toEqual([...DEPLOYABLE_WORKER_ROLES]);
+    expect(parseSettings('staging', { ...ENVIRONMENTS.staging, kafka: { enabled: true } }).workers.roles).toEqual(split);
+    expect(parseSettings('dev', ENVIRONMENTS.dev).workers.roles).toEqual([]);
+    expect(parseSettings('dev', { ...ENVIRONMENTS.dev, kafka: { enabled: true } }).workers.roles).toEqual([]);
+  });
+
+  it('worker roles come from @s4/core: every one is an app role or a planned one, every app worker role is deployable', () => {
+    const known = new Set<string>([...ROLES, ...PLANNED_ROLES]);
+    for (const r of WORKER_ROLES) expect(known.has(r), r).toBe(true);
+    expect(WORKER_ROLES).not.toContain('all');
+    expect(WORKER_ROLES).not.toContain('api');
+    const appWorkers = ROLES.filter((r) => r !== 'all' && r !== 'api');
+    expect([...DEPLOYABLE_WORKER_ROLES].sort()).toEqual([...appWorkers].sort());
+    const everyWorker = { ...ENVIRONMENTS.staging, kafka: { enabled: true }, workers: { ...ENVIRONMENTS.staging.workers, roles: [...appWorkers] } };
+    expect(parseSettings('staging', everyWorker).workers.roles).toEqual(appWorkers);
+  });
+
+  it('accepts planned roles in the schema but refuses them, naming why', () => {
+    const base = ENVIRONMENTS.staging;
+    for (const role of NOT_BUILT) {
+      const input = { ...base, kafka: { enabled: true }, workers: { ...base.workers, roles: ['segment', role] } };
+      expect(() => parseSettings('staging', input)).toThrow(
+        `workers.roles: the ${role} role is planned, not built yet: the app refuses S4_ROLE=${role}`,
+      );
+    }
+    expect(() => parseSettings('staging', { ...base, workers: { ...base.workers, roles: ['nope'] } })).toThrow(/workers\.roles\.0/);
   });
 
   it('knows the Fargate task sizes', () => {

@@ -1,6 +1,7 @@
+import { PLANNED_ROLES, ROLES } from '@s4/core';
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { ENVIRONMENT_NAMES, type EnvironmentName } from '../lib/config.js';
+import { DEPLOYABLE_WORKER_ROLES, ENVIRONMENT_NAMES, type EnvironmentName } from '../lib/config.js';
 import { arnText, asArray, nagViolations, resources, synth, type Synthed } from './helpers.js';
 
 const cache = new Map<EnvironmentName, Synthed>();
@@ -115,6 +116,11 @@ describe.each(ENVIRONMENT_NAMES)('environment %s', (env) => {
           expect(del).toEqual([]);
           expect(get_).toEqual([...objects(['seg', 'cat', 'rollup']), `${p}v1/manifest.json`].sort());
           break;
+        case 'compact': // planned in @s4/core; deployed once the app has it
+          expect(put).toEqual(objects(['seg', 'cat']));
+          expect(del).toEqual(objects(['seg', 'cat']));
+          expect(get_).toEqual([...objects(['seg', 'cat']), `${p}v1/manifest.json`].sort());
+          break;
         case 'all':
           expect(put).toEqual(objects(['seg', 'cat', 'rollup']));
           expect(del).toEqual(objects(['seg', 'cat']));
@@ -183,20 +189,24 @@ describe.each(ENVIRONMENT_NAMES)('environment %s', (env) => {
   it('the environment each task gets is valid for libs/config', async () => {
     const s = get(env);
     const configModule = new URL('../../libs/config/src/index.ts', import.meta.url).pathname;
-    const { loadConfig, ROLES } = (await import(configModule)) as {
+    const { loadConfig, ROLES: appRoles } = (await import(configModule)) as {
       loadConfig: (env: Record<string, string>) => { role: string; hot: { kind: string }; objects: { kind: string } };
       ROLES: readonly string[];
     };
-    // Intrinsics (bucket name, endpoints) replaced by plausible values; secrets by placeholders.
+    // libs/config validates S4_ROLE against the roles of @s4/core; planned roles are never deployed.
+    expect(appRoles).toEqual(ROLES);
+    const planned: readonly string[] = PLANNED_ROLES.filter((r) => !appRoles.includes(r));
+    // Intrinsics (bucket name, endpoints) replaced by plausible values; secrets by placeholders
+    // (the generated API key secret is 48 characters).
     const concrete: Record<string, string> = { S4_REDIS_URL: 'rediss://s4@hot.example:6379', S4_S3_BUCKET: 's4-data-bucket', AWS_REGION: s.settings.region };
-    const planned = { roles: ['aggregate', 'ingest'], variables: ['S4_API_KEYS'] };
     for (const t of tasks(s)) {
-      const vars: Record<string, string> = { S4_REDIS_PASSWORD: 'x' };
+      const vars: Record<string, string> = {};
       for (const [k, v] of Object.entries(t.env)) vars[k] = typeof v === 'string' ? v : concrete[k]!;
-      expect([...ROLES, ...planned.roles]).toContain(t.role);
-      if (!ROLES.includes(t.role)) vars.S4_ROLE = 'segment'; // validate everything else meanwhile
-      for (const k of t.secrets) if (!planned.variables.includes(k)) vars[k] ??= 'x';
+      expect(planned).not.toContain(t.role);
+      expect(appRoles).toContain(t.role);
+      for (const k of t.secrets) vars[k] ??= 'x'.repeat(48);
       const config = loadConfig(vars);
+      expect(config.role).toBe(t.role);
       expect(config.hot.kind).toBe('redis');
       expect(config.objects.kind).toBe('s3');
     }
@@ -219,29 +229,44 @@ describe.each(ENVIRONMENT_NAMES)('environment %s', (env) => {
 });
 
 describe('worker roles', () => {
-  it('default to segment + aggregate in a split deployment', () => {
+  it('default to every deployable worker role (segment + aggregate) in a split deployment', () => {
     const roles = tasks(get('staging')).map((t) => t.role).sort();
-    expect(roles).toEqual(['aggregate', 'api', 'segment']);
+    expect(roles).toEqual(expect.arrayContaining(['aggregate', 'api', 'segment']));
+    expect(roles).toEqual(['api', ...DEPLOYABLE_WORKER_ROLES].sort());
   });
 
   it('dev runs everything in one `all` task', () => {
     expect(tasks(get('dev')).map((t) => t.role)).toEqual(['all']);
   });
 
-  it('with Kafka: MSK Serverless (IAM auth), an ingest service with consume-only rights and the brokers', () => {
+  it('with Kafka: the MSK Serverless cluster (IAM auth) and no ingest service until the app has that role', () => {
     const s = synth('staging', (x) => ({ ...x, kafka: { enabled: true } }));
     expect(nagViolations(s.stack)).toEqual([]);
+    s.template.resourceCountIs('AWS::MSK::ServerlessCluster', 1);
     s.template.hasResourceProperties('AWS::MSK::ServerlessCluster', { ClientAuthentication: { Sasl: { Iam: { Enabled: true } } } });
     const all = tasks(s);
-    expect(all.map((t) => t.role).sort()).toEqual(['aggregate', 'api', 'ingest', 'segment']);
-    const ingest = all.find((t) => t.role === 'ingest')!;
-    expect(ingest.env.S4_KAFKA_BROKERS).toBeDefined();
-    expect(allowed(ingest.statements, 's3:PutObject')).toEqual([]);
-    const kafkaActions = ingest.statements.flatMap((st) => asArray<string>(st.Action)).filter((a) => a.startsWith('kafka-cluster:'));
-    expect(kafkaActions.sort()).toEqual(
-      ['kafka-cluster:AlterGroup', 'kafka-cluster:Connect', 'kafka-cluster:DescribeCluster', 'kafka-cluster:DescribeGroup', 'kafka-cluster:DescribeTopic', 'kafka-cluster:ReadData'],
-    );
-    for (const t of all.filter((x) => x.role !== 'ingest')) expect(t.statements.some((st) => JSON.stringify(st.Action).includes('kafka'))).toBe(false);
+    expect(all.map((t) => t.role).sort()).toEqual(['api', ...DEPLOYABLE_WORKER_ROLES].sort());
+    expect(all.map((t) => t.role)).not.toContain('ingest');
+    // Nothing consumes the cluster yet: no task gets its brokers or Kafka rights.
+    for (const t of all) {
+      expect(t.env.S4_KAFKA_BROKERS).toBeUndefined();
+      expect(t.statements.some((st) => JSON.stringify(st.Action).includes('kafka'))).toBe(false);
+    }
+  });
+
+  it('every role the app implements besides all/api is deployable as a worker service', () => {
+    const workers = ROLES.filter((r) => r !== 'all' && r !== 'api');
+    const s = synth('staging', (x) => ({ ...x, kafka: { enabled: true }, workers: { ...x.workers, roles: [...workers] } }));
+    expect(nagViolations(s.stack)).toEqual([]);
+    expect(tasks(s).map((t) => t.role).sort()).toEqual(['api', ...workers].sort());
+  });
+
+  it('planned roles are refused at synth, even with Kafka on', () => {
+    for (const role of PLANNED_ROLES.filter((r) => !(ROLES as readonly string[]).includes(r))) {
+      expect(() => synth('staging', (x) => ({ ...x, kafka: { enabled: true }, workers: { ...x.workers, roles: [role] } }))).toThrow(
+        `the ${role} role is planned, not built yet: the app refuses S4_ROLE=${role}`,
+      );
+    }
   });
 
   it('an explicit list from the settings file wins', () => {

@@ -16,8 +16,10 @@ export interface KafkaProps {
 const IAM_PORT = 9098;
 
 /**
- * Optional Amazon MSK Serverless cluster for the pull ingest path. MSK Serverless only speaks
- * TLS with IAM authentication, so the ingest task role carries the Kafka data-plane permissions.
+ * Optional Amazon MSK Serverless cluster for the pull ingest path. The ingest role (planned in
+ * @s4/core, not built yet) will consume it; until then the cluster is deployed without a
+ * consumer. MSK Serverless only speaks TLS with IAM authentication, so the task role of a task
+ * that consumes it carries the Kafka data-plane permissions (`consumerStatements`).
  */
 export class Kafka extends Construct {
   readonly cluster: msk.CfnServerlessCluster;

@@ -1,10 +1,16 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
+import { ROLES, type PlannedRole, type Role } from '@s4/core';
 import { prefixes } from './data-bucket.js';
 
-/** The roles a task can run as (S4_ROLE values that get a task role of their own). */
-export type TaskRole = 'api' | 'all' | 'segment' | 'aggregate' | 'ingest';
+/**
+ * The roles a task can run as (S4_ROLE values that get a task role of their own): the app's roles
+ * and the planned ones, whose access is written down already so that a role moved from
+ * PLANNED_ROLES to ROLES in @s4/core deploys without a change here. The settings refuse planned
+ * roles, so their entries are not used until then.
+ */
+export type TaskRole = Role | PlannedRole;
 
 /** What one role may do to which kind of object. Every other key is out of reach. */
 interface Access {
@@ -17,19 +23,38 @@ interface Access {
   /** May create v1/manifest.json, only if it does not exist yet (If-None-Match: *). */
   createManifest: boolean;
 }
-type Kind = 'seg' | 'cat' | 'rollup' | 'manifest';
+const KINDS = ['seg', 'cat', 'rollup', 'manifest'] as const;
+type Kind = (typeof KINDS)[number];
 
 /**
  * The access matrix. The API in role `api` only reads (ingest goes to the hot tier); the segment
- * worker owns seg/ and cat/; the aggregate worker reads them and owns rollup/; ingest only talks
- * to Kafka and the hot tier (it reads the manifest for the shard count). `all` is the union.
+ * worker owns seg/ and cat/; the aggregate worker reads them and owns rollup/. Planned: the
+ * compactor folds parts (reads and writes seg/ and cat/, where its pending-deletes list lives, and
+ * deletes folded parts); ingest only talks to Kafka and the hot tier (it reads the manifest for
+ * the shard count).
  */
-export const ACCESS: Record<TaskRole, Access> = {
+const OWN: Record<Exclude<TaskRole, 'all'>, Access> = {
   api: { read: ['seg', 'cat', 'rollup', 'manifest'], write: [], delete: [], createManifest: false },
   segment: { read: ['seg', 'cat', 'manifest'], write: ['seg', 'cat'], delete: ['seg', 'cat'], createManifest: true },
   aggregate: { read: ['seg', 'cat', 'rollup', 'manifest'], write: ['rollup'], delete: [], createManifest: false },
+  compact: { read: ['seg', 'cat', 'manifest'], write: ['seg', 'cat'], delete: ['seg', 'cat'], createManifest: false },
   ingest: { read: ['manifest'], write: [], delete: [], createManifest: false },
-  all: { read: ['seg', 'cat', 'rollup', 'manifest'], write: ['seg', 'cat', 'rollup'], delete: ['seg', 'cat'], createManifest: true },
+};
+
+/** `all` runs every role the app implements, so it gets the union of theirs (and only theirs). */
+function union(roles: readonly Exclude<TaskRole, 'all'>[]): Access {
+  const any = (pick: (a: Access) => Kind[]) => KINDS.filter((k) => roles.some((r) => pick(OWN[r]).includes(k)));
+  return {
+    read: any((a) => a.read),
+    write: any((a) => a.write),
+    delete: any((a) => a.delete),
+    createManifest: roles.some((r) => OWN[r].createManifest),
+  };
+}
+
+export const ACCESS: Record<TaskRole, Access> = {
+  ...OWN,
+  all: union(ROLES.filter((r): r is Exclude<Role, 'all'> => r !== 'all')),
 };
 
 /** Object ARNs of one kind in the listed namespaces. */

@@ -10,8 +10,9 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import { isRole } from '@s4/core';
 import { Construct } from 'constructs';
-import type { Settings, WorkerRole } from '../config.js';
+import { notBuilt, type Settings } from '../config.js';
 import { acknowledge, acknowledgeWildcards } from '../nag.js';
 import type { HotTier } from './hot-tier.js';
 import type { Kafka } from './kafka.js';
@@ -73,15 +74,17 @@ export class Services extends Construct {
 
     this.image = this.containerImage();
 
-    // All S4 tasks share one security group: they talk to the hot tier and (with Kafka) to MSK;
-    // inbound only from the load balancer.
+    // All S4 tasks share one security group: they talk to the hot tier and (once a task consumes
+    // Kafka) to MSK; inbound only from the load balancer.
     this.tasksSecurityGroup = new ec2.SecurityGroup(this, 'TasksSecurityGroup', {
       vpc,
       description: `S4 ${settings.name} tasks`,
       allowAllOutbound: true,
     });
     props.hotTier.allowFrom(this.tasksSecurityGroup);
-    props.kafka?.allowFrom(this.tasksSecurityGroup);
+    // The MSK cluster is deployable on its own: until the app has the ingest role, nothing
+    // connects to it and no task gets its brokers or Kafka rights.
+    if ([settings.api.role, ...settings.workers.roles].some(consumesKafka)) props.kafka?.allowFrom(this.tasksSecurityGroup);
 
     this.metricsLogGroup = new logs.LogGroup(this, 'MetricsLogGroup', {
       logGroupName: `/s4/${settings.name}/metrics`,
@@ -208,6 +211,9 @@ export class Services extends Construct {
     opts: { size: { cpu: number; memoryMiB: number }; desiredCount: number; spot: boolean; withApiKeys: boolean; exposePort: boolean },
   ): S4Service {
     const { settings, bucket, hotTier } = this.props;
+    // The settings refuse planned roles already; a task the app would refuse must never be deployed.
+    const problem = notBuilt(role);
+    if (problem) throw new Error(`workers.roles: ${problem}`);
     const id = role === 'api' || role === 'all' ? 'Api' : `${role[0]!.toUpperCase()}${role.slice(1)}Worker`;
     const scope = new Construct(this, id);
 
@@ -217,14 +223,14 @@ export class Services extends Construct {
       removalPolicy: RemovalPolicy.DESTROY,
     });
 
-    // The task role: its S3 prefixes and, for ingest, its Kafka topics — nothing else.
+    // The task role: its S3 prefixes and, when it consumes Kafka (ingest), its topics — nothing else.
     const taskRole = new iam.Role(scope, 'TaskRole', {
       assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com'),
       description: `S4 ${settings.name} ${role} task`,
     });
     const namespaces = settings.namespaces.map((n) => n.name);
     const statements = s3Statements(role, bucket, settings.bucket.prefix, namespaces, this.props.bucketKey);
-    const kafkaStatements = this.props.kafka && (role === 'ingest' || role === 'all') ? this.props.kafka.consumerStatements() : [];
+    const kafkaStatements = this.props.kafka && consumesKafka(role) ? this.props.kafka.consumerStatements() : [];
     const all = [...statements, ...kafkaStatements];
     for (const s of all) taskRole.addToPolicy(s);
     acknowledgeWildcards(
@@ -327,11 +333,11 @@ export class Services extends Construct {
       AWS_REGION: Stack.of(this).region,
     };
     if (settings.bucket.prefix) env.S4_S3_PREFIX = settings.bucket.prefix;
-    if (kafka && (role === 'ingest' || role === 'all')) env.S4_KAFKA_BROKERS = kafka.bootstrapBrokers;
+    if (kafka && consumesKafka(role)) env.S4_KAFKA_BROKERS = kafka.bootstrapBrokers;
     return env;
   }
 
-  private addMetricsCollector(task: ecs.FargateTaskDefinition, taskRole: iam.Role, role: WorkerRole | TaskRole, logGroup: logs.LogGroup): void {
+  private addMetricsCollector(task: ecs.FargateTaskDefinition, taskRole: iam.Role, role: TaskRole, logGroup: logs.LogGroup): void {
     const { settings } = this.props;
     task.addContainer('metrics', {
       image: ecs.ContainerImage.fromRegistry(settings.observability.collectorImage),
@@ -345,6 +351,11 @@ export class Services extends Construct {
     // The EMF exporter writes metric events into this one log group; CloudWatch extracts metrics.
     this.metricsLogGroup.grantWrite(taskRole);
   }
+}
+
+/** The planned ingest role consumes Kafka; `all` runs it too once the app implements it. */
+function consumesKafka(role: TaskRole): boolean {
+  return role === 'ingest' || (role === 'all' && isRole('ingest'));
 }
 
 /** Exit 0 when GET /healthz answers 2xx (no curl/wget in the image; Node 24 has fetch). */
