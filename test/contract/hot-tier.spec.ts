@@ -69,6 +69,14 @@ describe.each(adapters)('HotTier contract: %s', (_name, adapter) => {
     expect(await tier.renewLease(a!, 10_000)).toBe(false);
   });
 
+  it('gives a lease to one owner only when several ask at once (flusher and compactor of one shard)', async () => {
+    const { tier, ref } = await start();
+    const got = await Promise.all(['a', 'b', 'c', 'd'].map((owner) => tier.acquireLease(ref, owner, 10_000)));
+    const held = got.filter((l) => l !== null);
+    expect(held).toHaveLength(1);
+    expect(await tier.renewLease(held[0]!, 10_000)).toBe(true);
+  });
+
   it('releases flushed bytes, keeps later appends, and closes empty windows', async () => {
     const { tier, ref } = await start();
     await tier.append([entry(ref, 0, 1, [1, 2, 3]), entry(ref, 0, 2, [7])]);

@@ -330,9 +330,17 @@ export class EmbeddedHotTier implements HotTier {
       s.lease.expiresAt = now + ttlMs;
       return { ref, owner, fence: s.lease.fence };
     }
+    // Taken before the await: a second owner asking meanwhile must see it held, not get the same fence.
     const fence = s.fence + 1;
-    await this.commit([{ type: 'fence', ns: ref.ns, shard: ref.shard, value: fence }]);
-    s.lease = { owner, fence, expiresAt: now + ttlMs };
+    const lease = { owner, fence, expiresAt: now + ttlMs };
+    s.fence = fence;
+    s.lease = lease;
+    try {
+      await this.commit([{ type: 'fence', ns: ref.ns, shard: ref.shard, value: fence }]);
+    } catch (e) {
+      if (s.lease === lease) s.lease = null; // never durable, never used; the fence number is skipped
+      throw e;
+    }
     return { ref, owner, fence };
   }
 
