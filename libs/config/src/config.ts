@@ -38,6 +38,8 @@ const schema = z.object({
   S4_FLUSH_INTERVAL_MS: int(100, 3_600_000).default(10_000),
   S4_FLUSH_GRACE_MS: int(0, 86_400_000).default(300_000),
   S4_LEASE_TTL_MS: int(1_000, 3_600_000).default(15_000),
+  S4_ORPHAN_SWEEP_INTERVAL_MS: int(1_000, 7 * 86_400_000).default(3_600_000),
+  S4_ORPHAN_GRACE_MS: int(60_000, 30 * 86_400_000).default(3_600_000),
   S4_ROLLUP_INTERVAL_MS: int(100, 86_400_000).default(60_000),
   S4_ROLLUP_LOOKBACK_MS: int(3_600_000, 3650 * 86_400_000).default(7 * 86_400_000),
 
@@ -105,7 +107,15 @@ export interface Config {
   readonly apiKeysFile: string | undefined;
   /** /metrics and /openapi.json without a key even when keys are configured. */
   readonly publicMetrics: boolean;
-  readonly flush: { readonly intervalMs: number; readonly graceMs: number; readonly leaseTtlMs: number };
+  readonly flush: {
+    readonly intervalMs: number;
+    readonly graceMs: number;
+    readonly leaseTtlMs: number;
+    /** How often the segment worker looks for parts that crashed flushes left unregistered (it LISTs). */
+    readonly orphanSweepIntervalMs: number;
+    /** How long such a part must stay unregistered before it is deleted. */
+    readonly orphanGraceMs: number;
+  };
   /** The aggregation worker re-checks windows this far back on every pass (older late data is answered from raw data). */
   readonly rollup: { readonly intervalMs: number; readonly lookbackMs: number };
   readonly query: { readonly concurrency: number; readonly cacheBytes: number; readonly maxPoints: number };
@@ -171,7 +181,13 @@ export function loadConfig(env: RawEnv = process.env): Config {
     apiKeys: e.S4_API_KEYS ?? [],
     apiKeysFile: e.S4_API_KEYS_FILE,
     publicMetrics: e.S4_PUBLIC_METRICS,
-    flush: { intervalMs: e.S4_FLUSH_INTERVAL_MS, graceMs: e.S4_FLUSH_GRACE_MS, leaseTtlMs: e.S4_LEASE_TTL_MS },
+    flush: {
+      intervalMs: e.S4_FLUSH_INTERVAL_MS,
+      graceMs: e.S4_FLUSH_GRACE_MS,
+      leaseTtlMs: e.S4_LEASE_TTL_MS,
+      orphanSweepIntervalMs: e.S4_ORPHAN_SWEEP_INTERVAL_MS,
+      orphanGraceMs: e.S4_ORPHAN_GRACE_MS,
+    },
     rollup: { intervalMs: e.S4_ROLLUP_INTERVAL_MS, lookbackMs: e.S4_ROLLUP_LOOKBACK_MS },
     query: { concurrency: e.S4_QUERY_CONCURRENCY, cacheBytes: e.S4_CACHE_BYTES, maxPoints: e.S4_MAX_QUERY_POINTS },
     limits: {

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
 import { allShards, type Clock, type HotTier } from '@s4/core';
 import type { Config } from '@s4/config';
-import { CatalogStore, Flusher, rebuildCatalogs, type FlushStats } from '@s4/engine';
+import { CatalogStore, Flusher, OrphanSweeper, PeriodicWorker, rebuildCatalogs, type FlushStats } from '@s4/engine';
 import { openObjectStore } from '../../stores.js';
 
 /** The segment role: turns closed hot windows into segment objects (and rebuilds lost catalogs). */
@@ -12,6 +12,7 @@ export interface SegmentRoot {
   flush(cutoff: number): Promise<FlushStats>;
   /** Rebuild every shard's catalogs from the segment objects (LIST + footers). */
   rebuildCatalogs(): Promise<{ parts: number }>;
+  /** Stops the background orphan sweep, then closes the object store. */
   close(): Promise<void>;
 }
 
@@ -22,6 +23,16 @@ export function createSegmentRoot(config: Config, hot: HotTier, clock: Clock): S
   const ns = config.namespace;
   const owner = `${hostname()}-${process.pid}-t${threadId}-${randomUUID().slice(0, 8)}`;
   const flusher = new Flusher(hot, objects, catalogs, { ns, shards: config.shards, owner, leaseTtlMs: config.flush.leaseTtlMs, clock });
+  // Parts of flushes that died between upload and registration: rare, so swept rarely (it LISTs).
+  const sweeper = new OrphanSweeper(objects, catalogs, { ns, shards: config.shards, graceMs: config.flush.orphanGraceMs, clock });
+  const sweeping = new PeriodicWorker(
+    config.flush.orphanSweepIntervalMs,
+    async () => {
+      await sweeper.sweep();
+    },
+    (e) => process.emitWarning(`segment thread: orphan sweep failed (retried next interval): ${(e as Error).message}`),
+  );
+  sweeping.start();
   return {
     flush: (cutoff) => flusher.flushAll(cutoff),
     async rebuildCatalogs() {
@@ -42,6 +53,9 @@ export function createSegmentRoot(config: Config, hot: HotTier, clock: Clock): S
       }
       return { parts };
     },
-    close: () => objects.close(),
+    async close() {
+      await sweeping.stop();
+      await objects.close();
+    },
   };
 }
