@@ -14,6 +14,7 @@ import {
   keySetHash,
   namespacePrefix,
   parseSegmentKey,
+  pendingDeletesKey,
   rollupKey,
   segmentKey,
   segmentShardPrefix,
@@ -34,6 +35,7 @@ describe('object keys', () => {
     expect(MANIFEST_KEY).toBe('v1/manifest.json');
     expect(catalogKey(ref, day)).toBe('v1/default/cat/0007/20261122.s4cat');
     expect(catalogDaysKey(ref)).toBe('v1/default/cat/0007.days');
+    expect(pendingDeletesKey(ref)).toBe('v1/default/cat/0007.deletes');
     expect(catalogKey(ref, day, 'rollup')).toBe('v1/default/rollup/cat/0007/20261122.s4cat');
     expect(catalogDaysKey(ref, 'rollup')).toBe('v1/default/rollup/cat/0007.days');
     expect(rollupKey(ref, window, source)).toBe(`v1/default/rollup/obj/0007/20261122T04Z/r-${source}.s4rol`);
@@ -48,6 +50,7 @@ describe('object keys', () => {
     under(segmentShardPrefix(ref), KEY_FOLDERS.segments);
     under(catalogKey(ref, day), KEY_FOLDERS.catalogs);
     under(catalogDaysKey(ref), KEY_FOLDERS.catalogs);
+    under(pendingDeletesKey(ref), KEY_FOLDERS.catalogs);
     for (const key of [catalogKey(ref, day, 'rollup'), catalogDaysKey(ref, 'rollup'), rollupKey(ref, window, source), dayRollupKey(ref, day, source)]) under(key, KEY_FOLDERS.rollups);
   });
 
@@ -61,6 +64,7 @@ describe('object keys', () => {
       segmentKey(ref, window, 1, 1),
       catalogKey(ref, window),
       catalogDaysKey(ref),
+      pendingDeletesKey(ref),
       catalogKey(ref, window, 'rollup'),
       catalogDaysKey(ref, 'rollup'),
       rollupKey(ref, window, source),

@@ -98,6 +98,15 @@ export function catalogDaysKey(ref: ShardRef, kind: CatalogKind = 'segment'): st
 }
 
 /**
+ * The segment parts of a shard that left its catalogs (folded by the compactor) or were uploaded
+ * by a fold that never committed, waiting to be deleted once no reader can still be using them
+ * (catalog.md, "Pending deletes"). A sibling of the shard's catalog folder, like its day list.
+ */
+export function pendingDeletesKey(ref: ShardRef): string {
+  return `${catalogFolder(ref, 'segment')}.deletes`;
+}
+
+/**
  * The 1-hour buckets of a whole UTC day of one shard, folded from that day's hourly rollups
  * (whose keys hash to `source`), so that long ranges read one object per shard-day.
  */

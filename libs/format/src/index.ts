@@ -13,3 +13,4 @@ export { DAY_LIST_VERSION, decodeDayList, encodeDayList } from './catalog/day-li
 export { RecordEncoder, decodeRecords, type Fields } from './hotlog/records.js';
 export { WAL_HEADER_BYTES, WAL_RECORD_TYPES, decodeWal, encodeWalRecord, type WalRecord } from './wal/wal.js';
 export * from './shred/index.js';
+export { PENDING_DELETES_VERSION, decodePendingDeletes, encodePendingDeletes, type PendingDelete } from './catalog/pending-deletes.js';

@@ -115,6 +115,28 @@ export class CatalogStore {
     }
   }
 
+  /**
+   * Compare-and-swap of one day's catalog: `change` gets the current catalog (fresh from the
+   * store) and returns the next one, or null to leave it as it is; on a conflict it is called
+   * again on the newer copy. Returns the catalog written, or null when `change` declined.
+   */
+  async update(ref: ShardRef, day: number, change: (current: Catalog) => Catalog | null): Promise<Catalog | null> {
+    const key = catalogKey(ref, day, this.kind);
+    for (let attempt = 0; ; attempt++) {
+      const { catalog, etag } = await this.load(ref, day);
+      const next = change(catalog);
+      if (next === null) return null;
+      if (!etag) await this.listDay(ref, day);
+      try {
+        const put = await this.objects.put(key, encodeCatalog(next), etag ? { ifMatch: etag } : { ifNoneMatch: '*' });
+        this.cache.set(key, { value: next, etag: put.etag, generation: this.cache.get(key)?.generation ?? 0 });
+        return next;
+      } catch (e) {
+        if (!(e instanceof PreconditionFailedError) || attempt >= 10) throw e;
+      }
+    }
+  }
+
   /** Replace a day's catalog outright (catalog rebuild from the segment objects). */
   async replace(ref: ShardRef, day: number, entries: CatalogEntry[]): Promise<void> {
     const key = catalogKey(ref, day, this.kind);

@@ -1,0 +1,63 @@
+import { nameMap, type FieldValue, type ObjectStore } from '@s4/core';
+import { decodeSegment, type CatalogEntry, type SegmentSeriesInput } from '@s4/format';
+import { mergeSources, type Source } from '../columns/merge.js';
+import { mapLimit } from '../concurrency.js';
+
+/** Where a part stands among a window's parts: later wins. The order every reader merges in. */
+export interface Position {
+  readonly fence: number;
+  readonly part: number;
+}
+
+/** Precedence of parts within one window, as readers apply it: by fence, then part number. */
+export function byPrecedence(a: Position, b: Position): number {
+  return a.fence - b.fence || a.part - b.part;
+}
+
+export interface Folded {
+  /** Every series of the parts, merged newest-wins, sorted by id; all-null columns left out. */
+  readonly series: SegmentSeriesInput[];
+  readonly samples: number;
+  readonly minTs: number;
+  readonly maxTs: number;
+}
+
+/**
+ * Read whole parts of one window (one GET each) and merge them per series exactly as a query
+ * does: parts in precedence order, the later part winning at an equal timestamp.
+ */
+export async function foldParts(objects: ObjectStore, parts: readonly CatalogEntry[], concurrency = 4): Promise<Folded> {
+  const ordered = [...parts].sort(byPrecedence);
+  const decoded = await mapLimit(ordered, concurrency, async (part) => {
+    const got = await objects.get(part.key);
+    if (!got || got.notModified) throw new Error(`segment ${part.key} is registered in the catalog but missing from the object store`);
+    return decodeSegment(got.body).series;
+  });
+  const bySeries = new Map<string, { metric: string; tags: Record<string, string>; sources: Source[] }>();
+  // Inserted in precedence order whatever order the reads finished in.
+  for (const series of decoded) {
+    for (const s of series) {
+      let entry = bySeries.get(s.id);
+      if (!entry) bySeries.set(s.id, (entry = { metric: s.metric, tags: s.tags, sources: [] }));
+      entry.sources.push({ data: { ts: s.ts, fields: s.fields }, sortedUnique: true });
+    }
+  }
+  const series: SegmentSeriesInput[] = [];
+  let samples = 0;
+  let minTs = Infinity;
+  let maxTs = -Infinity;
+  for (const [id, { metric, tags, sources }] of bySeries) {
+    const merged = mergeSources(sources);
+    const n = merged.ts.length;
+    if (n === 0) continue;
+    const fields = nameMap<FieldValue[]>();
+    // A column that is null throughout reads the same as an absent one, in every reader.
+    for (const [f, col] of Object.entries(merged.fields)) if (col.some((v) => v !== null)) fields[f] = col;
+    series.push({ id, metric, tags, ts: merged.ts, fields });
+    samples += n;
+    minTs = Math.min(minTs, merged.ts[0]!);
+    maxTs = Math.max(maxTs, merged.ts[n - 1]!);
+  }
+  series.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return { series, samples, minTs, maxTs };
+}
