@@ -228,6 +228,21 @@ describe.each(MODES)('Compactor on %s', (mode) => {
   });
 });
 
+describe('Compactor pass', () => {
+  it('folds every other shard when one fails, then reports the failure', async () => {
+    const h = await harness('embedded', 2);
+    const [base, r2] = rounds(4);
+    await h.writeAndFlush(base!);
+    await h.writeAndFlush(r2!);
+    const broken: ObjectStore = { ...h.objects, get: async (k, o) => { if (k.includes('/seg/0000/')) throw new Error('disk on fire'); return h.objects.get(k, o); }, put: (k, b, c) => h.objects.put(k, b, c), head: (k) => h.objects.head(k), list: (p) => h.objects.list(p), delete: (k) => h.objects.delete(k), close: async () => undefined };
+    await expect(h.compactor({}, { objects: broken }).compactAll()).rejects.toThrow(/compacting 1 of 2 shards .*disk on fire/);
+    const [s0, s1] = await Promise.all(h.refs().map((ref) => h.entries(ref, [dayOf(H0)])));
+    expect(s0).toHaveLength(4); // two windows, two parts each: untouched
+    expect(s1).toHaveLength(2); // folded
+    await referencedExist(h, [dayOf(H0)]);
+  });
+});
+
 /**
  * Fault injection around the real adapters, at the n-th effect (PUT, DELETE, generation bump):
  * 'crash': the process dies before the effect (every later call fails, its lease is never released);

@@ -99,11 +99,25 @@ export class Compactor {
     };
   }
 
-  /** One pass over every shard: deletes that are due, then folds of settled windows. Call periodically. */
+  /**
+   * One pass over every shard: deletes that are due, then folds of settled windows. Call
+   * periodically. A shard that fails does not stop the others; the first failure is thrown once
+   * every shard had its turn.
+   */
   async compactAll(): Promise<CompactStats> {
     const total = empty();
-    const per = await mapLimit(allShards(this.options.shards), this.settings.concurrency, (shard) => this.compactShard({ ns: this.options.ns, shard }));
+    const failures: unknown[] = [];
+    const per = await mapLimit(allShards(this.options.shards), this.settings.concurrency, (shard) =>
+      this.compactShard({ ns: this.options.ns, shard }).catch((e: unknown) => {
+        failures.push(e);
+        return empty();
+      }),
+    );
     for (const s of per) add(total, s);
+    if (failures.length > 0) {
+      const first = failures[0] instanceof Error ? failures[0].message : String(failures[0]);
+      throw new Error(`compacting ${failures.length} of ${this.options.shards} shards of ${this.options.ns}: ${first}`, { cause: failures[0] });
+    }
     return total;
   }
 
