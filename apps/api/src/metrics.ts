@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { WINDOW_MS, allShards, type Clock, type HotTier } from '@s4/core';
-import type { FlushStats, QueryCounters, RollupStats } from '@s4/engine';
+import type { CompactStats, FlushStats, QueryCounters, RollupStats } from '@s4/engine';
 
 /** The Prometheus metrics of one process (GET /metrics). */
 export class Metrics {
@@ -18,6 +18,12 @@ export class Metrics {
   readonly flushSeconds = new Histogram({ name: 's4_flush_seconds', help: 'Flush pass duration', buckets: [0.01, 0.1, 1, 10, 60, 300], registers: [this.registry] });
   readonly rollupObjects = new Counter({ name: 's4_rollup_objects_total', help: 'Rollup objects written', registers: [this.registry] });
   readonly rollupErrors = new Counter({ name: 's4_rollup_errors_total', help: 'Failed aggregation passes', registers: [this.registry] });
+  readonly compactWindows = new Counter({ name: 's4_compact_windows_total', help: 'Shard-windows folded into one part', registers: [this.registry] });
+  readonly compactPartsIn = new Counter({ name: 's4_compact_parts_in_total', help: 'Parts replaced by folds', registers: [this.registry] });
+  readonly compactBytesIn = new Counter({ name: 's4_compact_bytes_in_total', help: 'Bytes of the parts folds replaced', registers: [this.registry] });
+  readonly compactBytesOut = new Counter({ name: 's4_compact_bytes_out_total', help: 'Bytes of the folded parts written', registers: [this.registry] });
+  readonly compactDeleted = new Counter({ name: 's4_compact_deleted_total', help: 'Replaced parts deleted after their grace period', registers: [this.registry] });
+  readonly compactErrors = new Counter({ name: 's4_compact_errors_total', help: 'Failed compaction passes', registers: [this.registry] });
   readonly workerPasses = new Counter({ name: 's4_worker_passes_total', help: 'Passes run by the role worker threads, by role and trigger (periodic or admin)', labelNames: ['role', 'trigger'], registers: [this.registry] });
   readonly workerThreads = new Gauge({ name: 's4_worker_thread_info', help: 'The role worker threads running now (1 per thread), with their thread ids', labelNames: ['role', 'thread_id'], registers: [this.registry] });
   readonly workerCrashes = new Counter({ name: 's4_worker_thread_crashes_total', help: 'Role worker threads that ended unexpectedly (each is restarted)', labelNames: ['role'], registers: [this.registry] });
@@ -61,6 +67,14 @@ export class Metrics {
     this.flushSamples.inc(stats.samples);
     this.flushBytes.inc(stats.bytes);
     this.flushSeconds.observe(ms / 1000);
+  }
+
+  recordCompaction(stats: CompactStats): void {
+    this.compactWindows.inc(stats.windows);
+    this.compactPartsIn.inc(stats.partsIn);
+    this.compactBytesIn.inc(stats.bytesIn);
+    this.compactBytesOut.inc(stats.bytesOut);
+    this.compactDeleted.inc(stats.deleted);
   }
 
   recordRollup(stats: RollupStats): void {

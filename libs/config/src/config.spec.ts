@@ -41,6 +41,11 @@ describe('loadConfig', () => {
     }
   });
 
+  it('keeps the orphan sweep from deleting parts a fold replaced before the compactor lets go of them', () => {
+    expect(loadConfig({}).compact.deleteGraceMs).toBeLessThanOrEqual(loadConfig({}).flush.orphanGraceMs);
+    expect(() => loadConfig({ S4_ORPHAN_GRACE_MS: '60000', S4_COMPACT_DELETE_GRACE_MS: '120000' })).toThrow(/S4_ORPHAN_GRACE_MS=60000: must be at least S4_COMPACT_DELETE_GRACE_MS=120000/);
+  });
+
   it('redacts secrets', () => {
     const c = loadConfig({ S4_REDIS_URL: 'redis://user:pw@h:1', S4_REDIS_PASSWORD: 'secret' });
     const text = JSON.stringify(redactConfig(c));

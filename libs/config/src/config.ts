@@ -40,6 +40,12 @@ const schema = z.object({
   S4_LEASE_TTL_MS: int(1_000, 3_600_000).default(15_000),
   S4_ORPHAN_SWEEP_INTERVAL_MS: int(1_000, 7 * 86_400_000).default(3_600_000),
   S4_ORPHAN_GRACE_MS: int(60_000, 30 * 86_400_000).default(3_600_000),
+  S4_COMPACT_INTERVAL_MS: int(1_000, 86_400_000).default(300_000),
+  S4_COMPACT_MIN_PARTS: int(2, 100_000).default(2),
+  S4_COMPACT_SETTLE_MS: int(0, 30 * 86_400_000).default(600_000),
+  S4_COMPACT_DELETE_GRACE_MS: int(0, 30 * 86_400_000).default(600_000),
+  S4_COMPACT_LOOKBACK_MS: int(3_600_000, 3650 * 86_400_000).default(7 * 86_400_000),
+  S4_COMPACT_CONCURRENCY: int(1, 64).default(2),
   S4_ROLLUP_INTERVAL_MS: int(100, 86_400_000).default(60_000),
   S4_ROLLUP_LOOKBACK_MS: int(3_600_000, 3650 * 86_400_000).default(7 * 86_400_000),
 
@@ -116,6 +122,15 @@ export interface Config {
     /** How long such a part must stay unregistered before it is deleted. */
     readonly orphanGraceMs: number;
   };
+  /** The compactor: folds the parts of a shard-window into one (libs/format/docs/format/keys.md, "Fold"). */
+  readonly compact: {
+    readonly intervalMs: number;
+    readonly minParts: number;
+    readonly settleMs: number;
+    readonly deleteGraceMs: number;
+    readonly lookbackMs: number;
+    readonly concurrency: number;
+  };
   /** The aggregation worker re-checks windows this far back on every pass (older late data is answered from raw data). */
   readonly rollup: { readonly intervalMs: number; readonly lookbackMs: number };
   readonly query: { readonly concurrency: number; readonly cacheBytes: number; readonly maxPoints: number };
@@ -152,6 +167,10 @@ export function loadConfig(env: RawEnv = process.env): Config {
   if (!parsed.success) {
     for (const issue of parsed.error.issues) problems.push(`${issue.path.join('.')}=${JSON.stringify(picked[String(issue.path[0])] ?? '')}: ${issue.message}`);
   }
+  if (parsed.success && parsed.data.S4_ORPHAN_GRACE_MS < parsed.data.S4_COMPACT_DELETE_GRACE_MS)
+    // Parts a fold replaced are out of the catalog while readers may still read them: the
+    // orphan sweeper must not take them before the compactor's own grace has passed.
+    problems.push(`S4_ORPHAN_GRACE_MS=${parsed.data.S4_ORPHAN_GRACE_MS}: must be at least S4_COMPACT_DELETE_GRACE_MS=${parsed.data.S4_COMPACT_DELETE_GRACE_MS}`);
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
   const e = parsed.data;
   return Object.freeze({
@@ -187,6 +206,14 @@ export function loadConfig(env: RawEnv = process.env): Config {
       leaseTtlMs: e.S4_LEASE_TTL_MS,
       orphanSweepIntervalMs: e.S4_ORPHAN_SWEEP_INTERVAL_MS,
       orphanGraceMs: e.S4_ORPHAN_GRACE_MS,
+    },
+    compact: {
+      intervalMs: e.S4_COMPACT_INTERVAL_MS,
+      minParts: e.S4_COMPACT_MIN_PARTS,
+      settleMs: e.S4_COMPACT_SETTLE_MS,
+      deleteGraceMs: e.S4_COMPACT_DELETE_GRACE_MS,
+      lookbackMs: e.S4_COMPACT_LOOKBACK_MS,
+      concurrency: e.S4_COMPACT_CONCURRENCY,
     },
     rollup: { intervalMs: e.S4_ROLLUP_INTERVAL_MS, lookbackMs: e.S4_ROLLUP_LOOKBACK_MS },
     query: { concurrency: e.S4_QUERY_CONCURRENCY, cacheBytes: e.S4_CACHE_BYTES, maxPoints: e.S4_MAX_QUERY_POINTS },

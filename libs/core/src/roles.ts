@@ -4,15 +4,14 @@
  */
 
 /** The roles the app implements: `all` runs every role in one process, `api` serves HTTP only. */
-export const ROLES = ['all', 'api', 'segment', 'aggregate'] as const;
+export const ROLES = ['all', 'api', 'segment', 'aggregate', 'compact'] as const;
 export type Role = (typeof ROLES)[number];
 
 /**
  * Roles that are planned, not built yet: the app refuses them as `S4_ROLE` and infra refuses to
- * deploy them. `compact` folds parts and applies retention; `ingest` consumes Kafka. When one is
- * built, add it to ROLES (and remove it here).
+ * deploy them. `ingest` consumes Kafka. When one is built, add it to ROLES (and remove it here).
  */
-export const PLANNED_ROLES = ['compact', 'ingest'] as const;
+export const PLANNED_ROLES = ['ingest'] as const;
 export type PlannedRole = (typeof PLANNED_ROLES)[number];
 
 export function isRole(value: string): value is Role {

@@ -1,6 +1,6 @@
 import { systemClock, type Clock, type HotTier, type ObjectStore } from '@s4/core';
 import type { Config, Role } from '@s4/config';
-import type { FlushStats, RollupStats } from '@s4/engine';
+import type { CompactStats, FlushStats, RollupStats } from '@s4/engine';
 import { Metrics } from '../metrics.js';
 import { openHotTier, openObjectStore, prepareObjectStore } from '../stores.js';
 import { createApiRoot, type ApiRoot } from './api/api.root.js';
@@ -10,10 +10,11 @@ import type { WorkerRole } from './threads/wire.js';
 
 /** Which roles run in worker threads of a process started with S4_ROLE=role. */
 const THREADED: Record<Role, readonly WorkerRole[]> = {
-  all: ['segment', 'aggregate'],
+  all: ['segment', 'aggregate', 'compact'],
   api: [],
   segment: ['segment'],
   aggregate: ['aggregate'],
+  compact: ['compact'],
 };
 
 /**
@@ -73,11 +74,13 @@ function metricsObserver(metrics: Metrics): RoleThreadObserver {
     pass(role, trigger, stats, ms) {
       metrics.recordPass(role, trigger);
       if (role === 'segment') metrics.recordFlush(stats as FlushStats, ms);
-      else metrics.recordRollup(stats as RollupStats);
+      else if (role === 'aggregate') metrics.recordRollup(stats as RollupStats);
+      else metrics.recordCompaction(stats as CompactStats);
     },
     passFailed(role) {
       if (role === 'segment') metrics.recordFlushError();
-      else metrics.recordRollupError();
+      else if (role === 'aggregate') metrics.recordRollupError();
+      else metrics.compactErrors.inc();
     },
   };
 }

@@ -1,11 +1,11 @@
 import { Controller, HttpCode, Inject, Post } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import type { FlushStats, RollupStats } from '@s4/engine';
+import type { CompactStats, FlushStats, RollupStats } from '@s4/engine';
 import type { WorkerPasses } from '../threads/passes.js';
-import { FLUSH_RESULT_SCHEMA, ROLLUP_RESULT_SCHEMA } from './openapi.js';
+import { COMPACT_RESULT_SCHEMA, FLUSH_RESULT_SCHEMA, ROLLUP_RESULT_SCHEMA } from './openapi.js';
 import { WORKER_PASSES } from './tokens.js';
 
-/** Admin passes run in the segment and aggregate worker threads, never on the HTTP thread. */
+/** Admin passes run in the segment, aggregate and compact worker threads, never on the HTTP thread. */
 @ApiTags('admin')
 @Controller('v1/admin')
 export class AdminController {
@@ -25,6 +25,14 @@ export class AdminController {
   @ApiResponse({ status: 200, description: 'Rollup objects written, series covered, windows checked', schema: ROLLUP_RESULT_SCHEMA })
   rollup(): Promise<RollupStats> {
     return this.passes.rollup();
+  }
+
+  @Post('compact')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Fold every window with at least S4_COMPACT_MIN_PARTS parts that ended S4_COMPACT_SETTLE_MS ago into one part, and delete parts earlier folds replaced once their grace has passed' })
+  @ApiResponse({ status: 200, description: 'Windows folded, parts and bytes in and out, parts deleted', schema: COMPACT_RESULT_SCHEMA })
+  compact(): Promise<CompactStats> {
+    return this.passes.compact();
   }
 
   @Post('rebuild-catalog')

@@ -76,6 +76,11 @@ export const FLUSH_RESULT_SCHEMA = {
   },
 };
 
+export const COMPACT_RESULT_SCHEMA = {
+  type: 'object',
+  properties: Object.fromEntries(['windows', 'partsIn', 'bytesIn', 'bytesOut', 'samples', 'deleted', 'aborted', 'busyShards'].map((k) => [k, { type: 'integer' }])),
+};
+
 export const ROLLUP_RESULT_SCHEMA = {
   type: 'object',
   properties: { objects: { type: 'integer' }, series: { type: 'integer' }, windows: { type: 'integer' } },

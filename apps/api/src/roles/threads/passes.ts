@@ -1,5 +1,5 @@
 import { S4Error } from '@s4/core';
-import type { FlushStats, RollupStats } from '@s4/engine';
+import type { CompactStats, FlushStats, RollupStats } from '@s4/engine';
 import type { RoleThread } from './role-thread.js';
 import type { CallMethod, WorkerRole } from './wire.js';
 
@@ -26,6 +26,11 @@ export class WorkerPasses {
   /** Compute every missing or stale rollup of every day: the aggregate role's pass. */
   rollup(): Promise<RollupStats> {
     return this.run('aggregate', 'pass');
+  }
+
+  /** Fold every window with enough parts and delete what earlier folds replaced (past its grace): the compact role's pass. */
+  compact(): Promise<CompactStats> {
+    return this.run('compact', 'pass');
   }
 
   /** Rebuild every catalog from the segment objects (in the segment role's thread). */

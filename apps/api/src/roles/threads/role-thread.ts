@@ -15,6 +15,8 @@ const HEALTHY_MS = 60_000;
 const STOP_TIMEOUT_MS = 120_000;
 
 /** What the main thread learns from a role thread (the process wires it to its Metrics). */
+const PASS_NAME: Record<WorkerRole, string> = { segment: 'flush', aggregate: 'aggregation', compact: 'compaction' };
+
 export interface RoleThreadObserver {
   started(role: WorkerRole, threadId: number): void;
   ended(role: WorkerRole, threadId: number, unexpectedly: boolean): void;
@@ -163,7 +165,7 @@ export class RoleThread {
         return;
       case 'pass-error': {
         const error = fromWire(m.error);
-        this.log.error(`${m.trigger} ${role === 'segment' ? 'flush' : 'aggregation'} pass failed: ${error.stack ?? error.message}`);
+        this.log.error(`${m.trigger} ${PASS_NAME[role]} pass failed: ${error.stack ?? error.message}`);
         observer.passFailed(role, m.trigger, error);
         return;
       }

@@ -1,21 +1,21 @@
 import type { MessagePort } from 'node:worker_threads';
 import { CorruptDataError, LeaseLostError, LimitError, PreconditionFailedError, S4Error, UnavailableError, ValidationError } from '@s4/core';
 import type { Config } from '@s4/config';
-import type { FlushStats, RollupStats } from '@s4/engine';
+import type { CompactStats, FlushStats, RollupStats } from '@s4/engine';
 
 /**
  * What crosses between the main thread and a role's worker thread (parentPort), and how errors
  * cross any MessagePort. Everything here is structured-clone data.
  */
 
-/** The roles that run in worker threads. `compact` and `ingest` will join them. */
-export type WorkerRole = 'segment' | 'aggregate';
+/** The roles that run in worker threads. `ingest` will join them. */
+export type WorkerRole = 'segment' | 'aggregate' | 'compact';
 
 /** How a pass was started: by the role's own timer or by an admin endpoint. */
 export type Trigger = 'periodic' | 'admin';
 
-/** What one pass of a role did: the segment role flushes, the aggregate role rolls up. */
-export type PassStats = FlushStats | RollupStats;
+/** What one pass of a role did: the segment role flushes, the aggregate role rolls up, the compact role folds. */
+export type PassStats = FlushStats | RollupStats | CompactStats;
 
 /** The thread's `workerData`. */
 export interface ThreadData {
