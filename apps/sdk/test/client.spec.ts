@@ -131,7 +131,8 @@ describe('S4Client.write', () => {
     const client = new S4Client({ url: server.url });
     const controller = new AbortController();
     const pending = client.write([sample(1)], { signal: controller.signal });
-    setTimeout(() => controller.abort(new Error('user cancelled')), 20);
+    await server.received(1); // the request is at the server, which never answers it
+    controller.abort(new Error('user cancelled'));
     await expect(pending).rejects.toThrow('user cancelled');
   });
 });

@@ -2,6 +2,7 @@
 // (batching, retries, back-pressure, decoding). The real server is exercised in server.spec.ts.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { EventEmitter } from 'node:events';
 import { Packr, Unpackr } from 'msgpackr';
 
 const packr = new Packr({ useRecords: false, moreTypes: true, variableMapSize: true });
@@ -29,6 +30,8 @@ export class FakeS4 {
   maxInFlightWrites = 0;
   server: Server | undefined;
   port = 0;
+  /** 'request' when a request was received (its body read, before it is answered). */
+  readonly events = new EventEmitter();
 
   get url(): string {
     return `http://127.0.0.1:${this.port}`;
@@ -56,6 +59,11 @@ export class FakeS4 {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
+  /** Resolves once `n` requests in all have been received (answered or not). */
+  async received(n = 1): Promise<void> {
+    while (this.requests.length < n) await new Promise((resolve) => this.events.once('request', resolve));
+  }
+
   samples(): StoredSample[] {
     return [...this.store.values()];
   }
@@ -65,6 +73,7 @@ export class FakeS4 {
     const body = await readAll(req);
     const record: FakeS4['requests'][number] = { method: req.method ?? 'GET', path: url.pathname, headers: req.headers };
     this.requests.push(record);
+    this.events.emit('request', record);
     if (url.pathname === '/v1/write' && req.method === 'POST') {
       const type = req.headers['content-type'] ?? '';
       const parsed = (type.includes('msgpack') ? unpackr.unpack(body) : JSON.parse(body.toString('utf8'))) as {
@@ -149,6 +158,15 @@ export class FakeS4 {
       return;
     }
     res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'not_found', message: `no route ${url.pathname}` } }));
+  }
+}
+
+/** Resolves once `condition` holds, checking it after every turn of the event loop (a wait on a condition, not a guess at a duration). */
+export async function until(condition: () => boolean, what = 'condition', timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setImmediate(resolve));
   }
 }
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { S4Client, S4ClosedError, S4ValidationError, S4WriteError } from '../src/index.js';
-import { FakeS4, sample } from './fake-server.js';
+import { FakeS4, sample, until } from './fake-server.js';
 
 let server: FakeS4;
 beforeEach(async () => {
@@ -16,7 +16,9 @@ describe('S4Writer', () => {
   it('sends full batches, a timed partial batch, and the rest on close()', async () => {
     const writer = new S4Client({ url: server.url }).writer({ maxBatch: 10, flushMs: 30 });
     for (let i = 0; i < 25; i++) await writer.write(sample(i));
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    // the third request is the partial batch, sent by the flushMs timer alone
+    await server.received(3);
+    await until(() => writer.stats().inFlight === 0, 'the timed batch acknowledged');
     expect(server.requests.map((r) => r.samples)).toEqual([10, 10, 5]);
     await writer.write([sample(100), sample(101)]);
     await writer.close();
@@ -26,7 +28,16 @@ describe('S4Writer', () => {
   });
 
   it('keeps at most `concurrency` requests in flight', async () => {
-    server.writeHook = () => new Promise((resolve) => setTimeout(() => resolve(undefined), 10));
+    // The first requests are held until `concurrency` of them are in flight at once (so the limit is
+    // reached whatever the machine's speed); later ones take 10 ms, a slow server, so they overlap.
+    let opened: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (opened = resolve));
+    server.writeHook = async () => {
+      if (server.inFlightWrites >= 3) opened();
+      await gate;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      return undefined;
+    };
     const writer = new S4Client({ url: server.url }).writer({ maxBatch: 5, concurrency: 3, maxBuffered: 1000 });
     for (let i = 0; i < 200; i++) await writer.write(sample(i));
     await writer.close();
@@ -45,19 +56,26 @@ describe('S4Writer', () => {
         accepted++;
       }
     })();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Two full batches held by the server, and the buffer full: the 30th write is waiting.
+    await until(() => release.length === 2 && writer.stats().buffered === 30, 'two held batches and a full buffer');
+    await new Promise((resolve) => setImmediate(resolve)); // a write that was not blocked would have returned by now
     expect(accepted).toBe(29); // the 30th write fills the buffer and waits
     expect(writer.stats().buffered).toBe(30);
     while (accepted < 100) {
+      // Acknowledge one held batch, then wait for the producer to refill the buffer (or finish).
+      await until(() => release.length > 0, 'a held batch');
+      const before = accepted;
       release.shift()?.();
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      await until(() => accepted > before && (writer.stats().buffered === 30 || accepted === 100), 'the producer to refill the buffer');
       expect(writer.stats().buffered).toBeLessThanOrEqual(30);
     }
     await producer;
+    expect(accepted).toBe(100);
+    // Drain: answer every held request and every later one at once.
+    server.writeHook = undefined;
     const closing = writer.close();
-    const drain = setInterval(() => release.shift()?.(), 2);
+    while (release.length > 0) release.shift()?.();
     await closing;
-    clearInterval(drain);
     expect(server.store.size).toBe(100);
   });
 
