@@ -26,6 +26,7 @@ const K = {
   ingestConcurrency: num('BENCH_INGEST_CONCURRENCY', 4),
   modes: (env.BENCH_MODES || 'embedded,redis+s3,embedded-fsync-never').split(',').map((s) => s.trim()).filter(Boolean),
   cpuProf: env.BENCH_CPU_PROF === '1',
+  workersOff: env.BENCH_WORKERS === 'off',
   writeDoc: env.BENCH_WRITE_DOC !== '0',
   s4Port: num('BENCH_S4_PORT', 18480),
   vmPort: num('BENCH_VM_PORT', 18428),
@@ -87,11 +88,11 @@ function s4Env(mode, dataDir) {
     S4_HOST: '127.0.0.1',
     S4_PORT: String(K.s4Port),
     S4_LOG_LEVEL: 'warn',
-    S4_FLUSH_INTERVAL_MS: '3600000',
     S4_NAMESPACE: 'bench',
     S4_DATA_DIR: dataDir,
-    // the rollup worker (when this build has one) stays out of the way too; the bench calls /v1/admin/rollup
-    ...(HAS_ROLLUP_KNOB ? { S4_ROLLUP_INTERVAL_MS: '3600000' } : {}),
+    // BENCH_WORKERS=off parks the periodic flush and rollup workers (the bench still calls the
+    // admin passes), to measure each phase alone; the default runs S4 as users do, workers on.
+    ...(K.workersOff ? { S4_FLUSH_INTERVAL_MS: '3600000', ...(HAS_ROLLUP_KNOB ? { S4_ROLLUP_INTERVAL_MS: '3600000' } : {}) } : {}),
   };
   if (mode === 'embedded') return { ...common, S4_EMBEDDED_FSYNC: 'always' };
   if (mode === 'embedded-fsync-never') return { ...common, S4_EMBEDDED_FSYNC: 'never' };

@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { CatalogStore, Compactor, Flusher, QueryEngine, Writer, parseWrite } from '../../libs/engine/dist/index.js';
 import { EmbeddedHotTier, FilesystemObjectStore, RedisHotTier, S3ObjectStore } from '../../libs/storage/dist/index.js';
 import { machine } from './lib/proc.mjs';
+import { prng } from './lib/dataset.mjs';
 import { median } from './lib/stats.mjs';
 
 const PARTS = Number(process.env.BENCH_PARTS ?? 100);
@@ -53,16 +54,6 @@ function part(p, rnd) {
   return samples;
 }
 
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 async function windowBytes(objects, catalogs, ref) {
   const { catalog } = await catalogs.load(ref, Math.floor(H0 / 86_400_000) * 86_400_000);
@@ -106,7 +97,7 @@ for (const mode of MODES) {
   const catalogs = new CatalogStore(env.objects);
   const writer = new Writer(env.hot, { ns: env.ns, shards: 1, maxRecordBytes: 1 << 20 });
   const flusher = new Flusher(env.hot, env.objects, catalogs, { ns: env.ns, shards: 1, owner: 'bench', leaseTtlMs: 60_000, clock: env.clock });
-  const rnd = rng(12);
+  const rnd = prng(12);
   const t0 = performance.now();
   for (let p = 0; p < PARTS; p++) {
     await writer.write(parseWrite({ kind: 'json', body: { samples: part(p, rnd) } }, LIMITS, env.clock.now()));

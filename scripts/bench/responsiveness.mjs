@@ -32,9 +32,9 @@ const env = {
   S4_HOST: '127.0.0.1',
   S4_LOG_LEVEL: 'warn',
   S4_EMBEDDED_FSYNC: 'never',
-  // Only the admin calls below flush and roll up, so each phase is measured alone.
-  S4_FLUSH_INTERVAL_MS: '3600000',
-  S4_ROLLUP_INTERVAL_MS: '3600000',
+  // Defaults (periodic flush and rollups on, as users run S4); RESPONSIVENESS_WORKERS=off leaves
+  // only the admin calls below, so each phase is measured alone.
+  ...(process.env.RESPONSIVENESS_WORKERS === 'off' ? { S4_FLUSH_INTERVAL_MS: '3600000', S4_ROLLUP_INTERVAL_MS: '3600000' } : {}),
 };
 
 const server = start(process.execPath, [join(root, 'apps/api/dist/main.js')], { env, log: join(dir, 'server.log') });

@@ -7,6 +7,7 @@
 # Knobs (env): BENCH_SENSORS (200) BENCH_HOURS (24) BENCH_REPEATS (7) BENCH_SINGLE_SECONDS (20)
 #   BENCH_SINGLE_CLIENTS (50) BENCH_MODES (embedded,redis+s3,embedded-fsync-never)
 #   BENCH_BATCH_SAMPLES (100000) BENCH_INGEST_CONCURRENCY (4) BENCH_CPU_PROF (0; 1 = node --cpu-prof)
+#   BENCH_WORKERS (defaults: periodic flush and rollups on, as users run S4; off = parked, admin passes only)
 #   BENCH_WRITE_DOC (1; 0 = leave docs/ alone) BENCH_WORK (${TMPDIR:-/tmp}/s4-bench)
 #   BENCH_S4_PORT (18480) BENCH_VM_PORT (18428) BENCH_REDIS_PORT (6491) BENCH_S3_PORT (9491)
 # Quick try: BENCH_SENSORS=20 BENCH_HOURS=2 BENCH_REPEATS=3 BENCH_SINGLE_SECONDS=3 BENCH_WRITE_DOC=0 npm run bench

@@ -164,6 +164,21 @@ export function metricsOf(names: Iterable<string>): string[] | null {
 }
 
 /** The catalog entry of an object just written: size and footer location are read off its bytes. */
+/** Samples and time span of a part's series (each series' `ts` ascending), as its catalog entry records them. */
+export function spanOf(series: readonly { readonly ts: readonly number[] }[]): Pick<CatalogEntry, 'samples' | 'minTs' | 'maxTs'> {
+  let samples = 0;
+  let minTs = Infinity;
+  let maxTs = -Infinity;
+  for (const s of series) {
+    const n = s.ts.length;
+    if (n === 0) continue;
+    samples += n;
+    minTs = Math.min(minTs, s.ts[0]!);
+    maxTs = Math.max(maxTs, s.ts[n - 1]!);
+  }
+  return { samples, minTs, maxTs };
+}
+
 export function entryOf(
   key: string,
   bytes: Uint8Array,

@@ -4,6 +4,7 @@ import { entryOf, nextPart, type CatalogStore } from '../catalog/catalog-store.j
 import { mapLimit } from '../concurrency.js';
 import { byPrecedence, foldParts, type Position } from './fold.js';
 import { PendingDeletesStore, upsert } from './pending-deletes.js';
+import { addCounts } from '../counts.js';
 
 export interface CompactorOptions {
   readonly ns: string;
@@ -113,7 +114,7 @@ export class Compactor {
         return empty();
       }),
     );
-    for (const s of per) add(total, s);
+    for (const s of per) addCounts(total, s);
     if (failures.length > 0) {
       const first = failures[0] instanceof Error ? failures[0].message : String(failures[0]);
       throw new Error(`compacting ${failures.length} of ${this.options.shards} shards of ${this.options.ns}: ${first}`, { cause: failures[0] });
@@ -143,7 +144,7 @@ export class Compactor {
       if (due) stats.deleted += await this.collect(lease);
       for (const window of windows) {
         if (!(await held())) throw new LeaseLostError(`${ref.ns}/${ref.shard}`, lease.fence);
-        add(stats, await this.fold(lease, window, held));
+        addCounts(stats, await this.fold(lease, window, held));
       }
     } catch (e) {
       // Another owner has the shard now; what this pass left half done, the next one settles.
@@ -276,13 +277,3 @@ function commitFold(current: Catalog, window: number, replaced: ReadonlySet<stri
   return 'committed';
 }
 
-function add(total: CompactStats, s: CompactStats): void {
-  total.windows += s.windows;
-  total.partsIn += s.partsIn;
-  total.bytesIn += s.bytesIn;
-  total.bytesOut += s.bytesOut;
-  total.samples += s.samples;
-  total.deleted += s.deleted;
-  total.aborted += s.aborted;
-  total.busyShards += s.busyShards;
-}

@@ -2,6 +2,7 @@ import { nameMap, type FieldValue, type ObjectStore } from '@s4/core';
 import { decodeSegment, type CatalogEntry, type SegmentSeriesInput } from '@s4/format';
 import { mergeSources, type Source } from '../columns/merge.js';
 import { mapLimit } from '../concurrency.js';
+import { spanOf } from '../catalog/catalog-store.js';
 
 /** Where a part stands among a window's parts: later wins. The order every reader merges in. */
 export interface Position {
@@ -43,9 +44,6 @@ export async function foldParts(objects: ObjectStore, parts: readonly CatalogEnt
     }
   }
   const series: SegmentSeriesInput[] = [];
-  let samples = 0;
-  let minTs = Infinity;
-  let maxTs = -Infinity;
   for (const [id, { metric, tags, sources }] of bySeries) {
     const merged = mergeSources(sources);
     const n = merged.ts.length;
@@ -54,10 +52,7 @@ export async function foldParts(objects: ObjectStore, parts: readonly CatalogEnt
     // A column that is null throughout reads the same as an absent one, in every reader.
     for (const [f, col] of Object.entries(merged.fields)) if (col.some((v) => v !== null)) fields[f] = col;
     series.push({ id, metric, tags, ts: merged.ts, fields });
-    samples += n;
-    minTs = Math.min(minTs, merged.ts[0]!);
-    maxTs = Math.max(maxTs, merged.ts[n - 1]!);
   }
   series.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  return { series, samples, minTs, maxTs };
+  return { series, ...spanOf(series) };
 }

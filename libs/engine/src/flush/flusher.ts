@@ -1,8 +1,9 @@
 import { LeaseLostError, PreconditionFailedError, WINDOW_MS, allShards, segmentKey, type Clock, type HotLog, type HotTier, type Lease, type ObjectStore, type ShardRef } from '@s4/core';
 import { decodeRecords, encodeSegment, type SegmentSeriesInput } from '@s4/format';
-import { CatalogStore, entryOf, nextPart } from '../catalog/catalog-store.js';
+import { CatalogStore, entryOf, nextPart, spanOf } from '../catalog/catalog-store.js';
 import { mergeSources } from '../columns/merge.js';
 import { mapLimit } from '../concurrency.js';
+import { addCounts } from '../counts.js';
 
 export interface FlusherOptions {
   readonly ns: string;
@@ -49,7 +50,7 @@ export class Flusher {
     const results = await mapLimit(allShards(this.options.shards), this.options.concurrency ?? 4, (shard) =>
       this.flushShard({ ns: this.options.ns, shard }, cutoff),
     );
-    for (const r of results) add(total, r);
+    for (const r of results) addCounts(total, r);
     return total;
   }
 
@@ -85,7 +86,7 @@ export class Flusher {
     try {
       for (const window of windows) {
         if (lost || !(await this.hot.renewLease(lease, this.options.leaseTtlMs))) throw new LeaseLostError(`${ref.ns}/${ref.shard}`, lease.fence);
-        add(stats, await this.flushWindow(lease, window));
+        addCounts(stats, await this.flushWindow(lease, window));
       }
     } finally {
       clearInterval(renewal);
@@ -116,18 +117,11 @@ export class Flusher {
       }
     }
 
-    let samples = 0;
-    let minTs = Infinity;
-    let maxTs = -Infinity;
-    for (const s of series) {
-      samples += s.ts.length;
-      minTs = Math.min(minTs, s.ts[0]!);
-      maxTs = Math.max(maxTs, s.ts[s.ts.length - 1]!);
-    }
-    await this.catalogs.add(ref, entryOf(key, bytes, { window, part, fence: lease.fence, series, samples, minTs, maxTs, createdAt: this.options.clock.now() }));
+    const span = spanOf(series);
+    await this.catalogs.add(ref, entryOf(key, bytes, { window, part, fence: lease.fence, series, ...span, createdAt: this.options.clock.now() }));
     await this.hot.bumpGeneration(lease);
     await this.hot.release(lease, window, logs.map((l) => ({ id: l.id, length: l.data.length })));
-    return { objects: 1, series: series.length, samples, bytes: bytes.length, busyShards: 0 };
+    return { objects: 1, series: series.length, samples: span.samples, bytes: bytes.length, busyShards: 0 };
   }
 }
 
@@ -136,10 +130,3 @@ function toSegmentSeries(log: HotLog): SegmentSeriesInput {
   return { id: log.id, metric: log.key.metric, tags: { ...log.key.tags }, ts: merged.ts, fields: merged.fields };
 }
 
-function add(total: FlushStats, s: FlushStats): void {
-  total.objects += s.objects;
-  total.series += s.series;
-  total.samples += s.samples;
-  total.bytes += s.bytes;
-  total.busyShards += s.busyShards;
-}

@@ -59,6 +59,7 @@ class Group {
 }
 
 const NAME_MAX = 256;
+const RESERVED = '__proto__ is not accepted as a name (JSON and MessagePack decoders treat it specially)';
 const printable = (what: string) =>
   z
     .string()
@@ -66,7 +67,7 @@ const printable = (what: string) =>
     .max(NAME_MAX, `${what} is longer than ${NAME_MAX} characters`)
     // eslint-disable-next-line no-control-regex -- matching control characters is the point
     .regex(/^[^\u0000-\u001f\u007f]*$/, `${what} must not contain control characters`)
-    .refine((s) => s !== '__proto__', `${what} must not be __proto__ (JSON and MessagePack decoders treat it specially)`)
+    .refine((s) => s !== '__proto__', `${what}: ${RESERVED}`)
     .refine((s) => s.isWellFormed(), `${what} must be well-formed Unicode (no lone surrogates)`);
 const text = z.string().refine((s) => s.isWellFormed(), 'strings must be well-formed Unicode (no lone surrogates)');
 
@@ -261,8 +262,6 @@ export function plainSample(raw: unknown): ParsedSample | null {
   if (n === 0) return null;
   return { metric, tags: (tags ?? {}) as Record<string, string>, ts, fields: { ...(fields as Fields) } };
 }
-
-const RESERVED = '__proto__ is not accepted as a name (JSON and MessagePack decoders treat it specially)';
 
 /** `.fields.__proto__` or `.tags.__proto__` when a sample or series uses it as a name (schemas silently drop it). */
 function protoName(raw: unknown): string | null {

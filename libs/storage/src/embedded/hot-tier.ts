@@ -236,20 +236,22 @@ export class EmbeddedHotTier implements HotTier {
         chunk = [];
         chunkBytes = 0;
       };
-      const put = async (r: WalRecord) => {
+      // Synchronous per record; an await only when a chunk is full (an await per record would
+      // cost a microtask turn for each of millions of series logs).
+      const put = (r: WalRecord): boolean => {
         const b = encodeWalRecord(r);
         chunk.push(b);
         chunkBytes += b.length;
         bytes += b.length;
-        if (chunkBytes >= 1 << 20) await flushChunk();
+        return chunkBytes >= 1 << 20;
       };
       for (const [k, s] of this.shards) {
         const [ns, shardText] = splitShardKey(k);
         const shard = Number(shardText);
-        await put({ type: 'generation', ns, shard, value: s.generation });
-        await put({ type: 'fence', ns, shard, value: s.fence });
+        put({ type: 'generation', ns, shard, value: s.generation });
+        if (put({ type: 'fence', ns, shard, value: s.fence })) await flushChunk();
         for (const [window, logs] of s.windows)
-          for (const [id, log] of logs) await put({ type: 'append', ns, shard, window, id, key: log.keyText, data: concat(log.chunks, log.length) });
+          for (const [id, log] of logs) if (put({ type: 'append', ns, shard, window, id, key: log.keyText, data: concat(log.chunks, log.length) })) await flushChunk();
       }
       await flushChunk();
       await out.sync();
