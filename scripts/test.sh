@@ -15,7 +15,7 @@ npm run lint --silent
 started=()
 stop() { for s in "${started[@]}"; do scripts/services/$s.sh stop || true; done; }
 trap stop EXIT
-for s in redis s3; do
+for s in redis s3 kafka; do
   scripts/services/$s.sh status >/dev/null 2>&1 || started+=("$s")
   out=$(scripts/services/$s.sh start)
   eval "$out"

@@ -1,4 +1,4 @@
-import { PLANNED_ROLES, ROLES, isRole, type PlannedRole, type Role } from '@s4/core';
+import { PLANNED_ROLES, ROLES, isRole, type Role } from '@s4/core';
 import { z } from 'zod';
 
 /**
@@ -14,9 +14,10 @@ export type EnvironmentName = (typeof ENVIRONMENT_NAMES)[number];
  * Worker services run the one image with S4_ROLE set to one role. The roles come from @s4/core:
  * every role the app implements except `all` and `api` (those are the API service's) is
  * deployable; planned roles are accepted by the schema so that the synth can name them and refuse
- * them (the app would refuse the S4_ROLE and the task would never start).
+ * them (the app would refuse the S4_ROLE and the task would never start). No role is planned
+ * today; one added to PLANNED_ROLES goes into this type again (`| PlannedRole`).
  */
-export type WorkerRole = Exclude<Role, 'all' | 'api'> | PlannedRole;
+export type WorkerRole = Exclude<Role, 'all' | 'api'>;
 
 /** Worker roles the app implements: ROLES without `all` and `api`. */
 export const DEPLOYABLE_WORKER_ROLES: readonly Exclude<Role, 'all' | 'api'>[] = ROLES.filter(

@@ -1,6 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { HealthController } from './http/health.controller.js';
-import { CONFIG, HOT_TIER, METRICS, OBJECT_STORE } from './http/tokens.js';
+import { CONFIG, HOT_TIER, INGEST, INGEST_LAG, METRICS, OBJECT_STORE } from './http/tokens.js';
 import { ApiModule } from './roles/api/api.module.js';
 import type { ProcessRoles } from './roles/process.js';
 
@@ -11,16 +11,18 @@ import type { ProcessRoles } from './roles/process.js';
 @Module({})
 export class AppModule {
   static forProcess(roles: ProcessRoles): DynamicModule {
-    const { config, clock, hot, objects, metrics, api, passes } = roles;
+    const { config, clock, hot, objects, metrics, api, passes, ingest, lag } = roles;
     return {
       module: AppModule,
-      imports: api ? [ApiModule.forRoot({ config, clock, metrics, api, passes })] : [],
+      imports: api ? [ApiModule.forRoot({ config, clock, metrics, api, passes, lag })] : [],
       controllers: [HealthController],
       providers: [
         { provide: CONFIG, useValue: config },
         { provide: HOT_TIER, useValue: hot },
         { provide: OBJECT_STORE, useValue: objects },
         { provide: METRICS, useValue: metrics },
+        { provide: INGEST, useValue: ingest },
+        { provide: INGEST_LAG, useValue: lag },
       ],
     };
   }

@@ -1,6 +1,6 @@
 import { MANIFEST_KEY, PreconditionFailedError, type Clock, type HotTier, type ObjectStore } from '@s4/core';
 import type { Config } from '@s4/config';
-import { EmbeddedHotTier, FilesystemObjectStore, RedisHotTier, S3ObjectStore } from '@s4/storage';
+import { EmbeddedHotTier, FilesystemObjectStore, KafkaIngestLog, RedisHotTier, S3ObjectStore } from '@s4/storage';
 
 /**
  * The two stores, opened from the config. Every composition root uses these: the main thread
@@ -25,6 +25,12 @@ export async function openHotTier(config: Config, clock: Clock): Promise<HotTier
 /** An object-store client; any number of threads may open one on the same bucket or directory. */
 export function openObjectStore(config: Config): ObjectStore {
   return config.objects.kind === 's3' ? new S3ObjectStore(config.objects) : new FilesystemObjectStore(config.objects.dir);
+}
+
+/** The ingest log (S4_INGEST=kafka), or null for direct ingest. Connects on first use. */
+export function openIngestLog(config: Config, log?: (level: 'warn' | 'error', message: string) => void): KafkaIngestLog | null {
+  if (config.ingest.mode !== 'kafka' || !config.kafka) return null;
+  return new KafkaIngestLog({ ...config.kafka, shards: config.shards, ...(log ? { log } : {}) });
 }
 
 /** Once per process, before anything reads or writes: the bucket exists (custom endpoints) and the manifest agrees. */

@@ -1,16 +1,17 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
-import { ROLES, type PlannedRole, type Role } from '@s4/core';
+import { ROLES, type Role } from '@s4/core';
 import { prefixes } from './data-bucket.js';
 
 /**
  * The roles a task can run as (S4_ROLE values that get a task role of their own): the app's roles
  * and the planned ones, whose access is written down already so that a role moved from
  * PLANNED_ROLES to ROLES in @s4/core deploys without a change here. The settings refuse planned
- * roles, so their entries are not used until then.
+ * roles, so their entries are not used until then. No role is planned today (a new one joins
+ * this type again as `| PlannedRole`).
  */
-export type TaskRole = Role | PlannedRole;
+export type TaskRole = Role;
 
 /** What one role may do to which kind of object. Every other key is out of reach. */
 interface Access {

@@ -70,6 +70,24 @@ const schema = z.object({
   S4_MAX_QUERY_POINTS: int(1, 2 ** 40).default(50_000_000),
   S4_MAX_NESTING_DEPTH: int(1, 1_000).default(64),
   S4_REQUEST_TIMEOUT_MS: int(1_000, 3_600_000).default(120_000),
+
+  S4_INGEST: z.enum(['direct', 'kafka']).default('direct'),
+  S4_KAFKA_BROKERS: z
+    .string()
+    .transform((v) => v.split(',').map((b) => b.trim()).filter(Boolean))
+    .pipe(z.array(z.string().regex(/^[A-Za-z0-9.-]+:\d{1,5}$/, 'each broker as host:port')).min(1))
+    .optional(),
+  S4_KAFKA_TOPIC_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'letters, digits, _ and -, at most 100').default('s4'),
+  S4_KAFKA_CLIENT_ID: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/).default('s4'),
+  S4_KAFKA_TLS: bool.default(false),
+  S4_KAFKA_AUTH: z.enum(['none', 'aws-iam']).default('none'),
+  S4_KAFKA_REPLICATION: int(0, 32).default(3),
+  S4_KAFKA_RETENTION_MS: int(3_600_000, 365 * 86_400_000).default(7 * 86_400_000),
+  S4_KAFKA_TIMEOUT_MS: int(100, 600_000).default(10_000),
+  S4_INGEST_READY_LAG: int(0, 2 ** 40).default(1_000),
+  S4_INGEST_LAG_INTERVAL_MS: int(100, 600_000).default(2_000),
+  S4_INGEST_BATCH_BYTES: int(1024, 256 * 1024 * 1024).default(4 * 1024 * 1024),
+  S4_INGEST_SESSION_TIMEOUT_MS: int(1_000, 3_600_000).default(10_000),
 });
 
 export type RawEnv = Readonly<Record<string, string | undefined>>;
@@ -147,6 +165,38 @@ export interface Config {
     /** Whole request, body included: slow or stalled senders are cut off. */
     readonly requestTimeoutMs: number;
   };
+  /**
+   * How writes reach the hot tier: `direct` (the API appends, 204) or `kafka` (the API produces to
+   * the topic `<topicPrefix>.<namespace>`, partition = shard, 202; the ingest role consumes).
+   */
+  readonly ingest: {
+    readonly mode: 'direct' | 'kafka';
+    /** An ingest worker is ready, and a query warns about no shard, while each shard's lag (messages) is at most this. */
+    readonly readyLag: number;
+    /** How often the lag (end offset minus committed offset, per partition) is read. */
+    readonly lagIntervalMs: number;
+    /** Bytes the consumer fetches per partition and writes to the hot tier in one append. */
+    readonly batchBytes: number;
+    /** An ingest worker silent this long leaves the group and its shards move to the others. */
+    readonly sessionTimeoutMs: number;
+  };
+  /** The Kafka cluster (set when S4_KAFKA_BROKERS is). */
+  readonly kafka:
+    | {
+        readonly brokers: readonly string[];
+        readonly topicPrefix: string;
+        readonly clientId: string;
+        readonly tls: boolean;
+        /** `aws-iam`: SASL/OAUTHBEARER with a token signed by the task's AWS credentials (MSK). */
+        readonly auth: 'none' | 'aws-iam';
+        readonly region: string;
+        /** Replication factor of the topics S4 creates; 0 leaves it to the cluster (MSK Serverless: 3). */
+        readonly replication: number;
+        readonly retentionMs: number;
+        /** Budget of one produce, fetch of offsets or admin call; a slower broker answers 503. */
+        readonly timeoutMs: number;
+      }
+    | undefined;
 }
 
 export class ConfigError extends Error {
@@ -171,6 +221,10 @@ export function loadConfig(env: RawEnv = process.env): Config {
     // Parts a fold replaced are out of the catalog while readers may still read them: the
     // orphan sweeper must not take them before the compactor's own grace has passed.
     problems.push(`S4_ORPHAN_GRACE_MS=${parsed.data.S4_ORPHAN_GRACE_MS}: must be at least S4_COMPACT_DELETE_GRACE_MS=${parsed.data.S4_COMPACT_DELETE_GRACE_MS}`);
+  if (parsed.success && parsed.data.S4_INGEST === 'kafka' && !parsed.data.S4_KAFKA_BROKERS)
+    problems.push('S4_INGEST="kafka": needs S4_KAFKA_BROKERS (host:port,...)');
+  if (parsed.success && parsed.data.S4_ROLE === 'ingest' && parsed.data.S4_INGEST !== 'kafka')
+    problems.push('S4_ROLE="ingest": the ingest role consumes Kafka; set S4_INGEST=kafka and S4_KAFKA_BROKERS');
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
   const e = parsed.data;
   return Object.freeze({
@@ -228,11 +282,25 @@ export function loadConfig(env: RawEnv = process.env): Config {
       maxNestingDepth: e.S4_MAX_NESTING_DEPTH,
       requestTimeoutMs: e.S4_REQUEST_TIMEOUT_MS,
     },
+    ingest: { mode: e.S4_INGEST, readyLag: e.S4_INGEST_READY_LAG, lagIntervalMs: e.S4_INGEST_LAG_INTERVAL_MS, batchBytes: e.S4_INGEST_BATCH_BYTES, sessionTimeoutMs: e.S4_INGEST_SESSION_TIMEOUT_MS },
+    kafka: e.S4_KAFKA_BROKERS
+      ? {
+          brokers: e.S4_KAFKA_BROKERS,
+          topicPrefix: e.S4_KAFKA_TOPIC_PREFIX,
+          clientId: e.S4_KAFKA_CLIENT_ID,
+          tls: e.S4_KAFKA_TLS,
+          auth: e.S4_KAFKA_AUTH,
+          region: e.AWS_REGION,
+          replication: e.S4_KAFKA_REPLICATION,
+          retentionMs: e.S4_KAFKA_RETENTION_MS,
+          timeoutMs: e.S4_KAFKA_TIMEOUT_MS,
+        }
+      : undefined,
   } satisfies Config);
 }
 
 /** Variables read by tools around the server (test scripts, benches), not by the server. */
-const IGNORED = new Set(['S4_SERVICES_DIR', 'S4_SERVICES_CACHE', 'S4_STOP_TIMEOUT', 'S4_KAFKA_BROKERS', 'S4_URL']);
+const IGNORED = new Set(['S4_SERVICES_DIR', 'S4_SERVICES_CACHE', 'S4_STOP_TIMEOUT', 'S4_URL']);
 
 /** The config as a log line may show it: secrets and credentials in URLs replaced. */
 export function redactConfig(config: Config): unknown {

@@ -63,12 +63,13 @@ export class CorruptDataError extends S4Error {
 }
 
 /**
- * A store the request needs (hot tier, object store) is down, full or too slow right now. Nothing
- * of the request was written; the same request may be retried after `retryAfterSeconds`.
+ * A store the request needs (hot tier, object store, ingest log) is down, full or too slow right
+ * now. Nothing of the request was written (the ingest log: perhaps some shards' share, which a
+ * retry writes again harmlessly); the same request may be retried after `retryAfterSeconds`.
  */
 export class UnavailableError extends S4Error {
   constructor(
-    readonly component: 'hot tier' | 'object store',
+    readonly component: 'hot tier' | 'object store' | 'ingest log',
     what: string,
     readonly retryAfterSeconds = 5,
     readonly reason = 'unavailable',

@@ -117,3 +117,40 @@ export interface ObjectStore {
   delete(keys: readonly string[]): Promise<void>;
   close(): Promise<void>;
 }
+
+// ---------------------------------------------------------------- ingest log
+
+/**
+ * The pull ingest path (S4_INGEST=kafka): the API publishes validated, encoded appends to a
+ * durable log partitioned by shard; the ingest role consumes each shard's partition and appends
+ * to the hot tier. Production adapter: Kafka (libs/storage/src/kafka/).
+ */
+export interface IngestLog {
+  /**
+   * Resolves once the log durably holds every append (acknowledged by every in-sync replica),
+   * in order per shard. Throws UnavailableError when the log does not answer in time; some
+   * shards' appends may then be in the log already (a retry of the same write is harmless:
+   * writes are idempotent).
+   */
+  publish(appends: readonly HotAppend[]): Promise<void>;
+  /** Per shard of `ns`: messages in the log that the ingest role has not committed yet. */
+  lag(ns: string): Promise<Map<number, number>>;
+  close(): Promise<void>;
+}
+
+/** What the ingest role got from one shard's partition in one fetch. */
+export interface IngestBatch {
+  readonly ref: ShardRef;
+  readonly appends: readonly HotAppend[];
+}
+
+export interface IngestConsumer {
+  /**
+   * Consume the partitions the group assigns to this consumer, one batch at a time per shard;
+   * a batch's offsets are committed only after `handle` resolves (at-least-once delivery).
+   */
+  start(handle: (batch: IngestBatch) => Promise<void>): Promise<void>;
+  /** The shards of each namespace assigned to this consumer now; null until it first joined. */
+  assigned(): ReadonlyMap<string, readonly number[]> | null;
+  close(): Promise<void>;
+}

@@ -3,15 +3,18 @@
  * against ROLES, and the CDK app (infra/) derives its worker services from both lists.
  */
 
-/** The roles the app implements: `all` runs every role in one process, `api` serves HTTP only. */
-export const ROLES = ['all', 'api', 'segment', 'aggregate', 'compact'] as const;
+/**
+ * The roles the app implements: `all` runs every role in one process, `api` serves HTTP only.
+ * `ingest` consumes Kafka (S4_INGEST=kafka) and writes the hot tier.
+ */
+export const ROLES = ['all', 'api', 'segment', 'aggregate', 'compact', 'ingest'] as const;
 export type Role = (typeof ROLES)[number];
 
 /**
  * Roles that are planned, not built yet: the app refuses them as `S4_ROLE` and infra refuses to
- * deploy them. `ingest` consumes Kafka. When one is built, add it to ROLES (and remove it here).
+ * deploy them. When one is built, add it to ROLES (and remove it here).
  */
-export const PLANNED_ROLES = ['ingest'] as const;
+export const PLANNED_ROLES = [] as const;
 export type PlannedRole = (typeof PLANNED_ROLES)[number];
 
 export function isRole(value: string): value is Role {

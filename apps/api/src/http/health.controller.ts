@@ -4,7 +4,14 @@ import type { FastifyReply } from 'fastify';
 import { MANIFEST_KEY, UnavailableError, type HotTier, type ObjectStore } from '@s4/core';
 import type { Config } from '@s4/config';
 import type { Metrics } from '../metrics.js';
-import { CONFIG, HOT_TIER, METRICS, OBJECT_STORE } from './tokens.js';
+import { CONFIG, HOT_TIER, INGEST, METRICS, OBJECT_STORE } from './tokens.js';
+
+/** What /readyz says of an ingest worker (roles/ingest/ingest.root.ts decides). */
+export type IngestReadiness = { readonly ready: true; readonly shards: readonly number[] } | { readonly ready: false; readonly reason: string; readonly shards?: readonly number[] };
+
+export interface IngestReadinessSource {
+  readiness(): IngestReadiness;
+}
 
 /** A readiness probe answers within this, whatever the stores do. */
 const CHECK_TIMEOUT_MS = 2_000;
@@ -24,6 +31,7 @@ export class HealthController {
     @Inject(HOT_TIER) private readonly hot: HotTier,
     @Inject(OBJECT_STORE) private readonly objects: ObjectStore,
     @Inject(METRICS) private readonly prometheus: Metrics,
+    @Inject(INGEST) private readonly ingest: IngestReadinessSource | null,
   ) {}
 
   @Get('healthz')
@@ -34,7 +42,7 @@ export class HealthController {
   }
 
   @Get('readyz')
-  @ApiOperation({ summary: 'Readiness: the hot tier and the object store both answer' })
+  @ApiOperation({ summary: 'Readiness: the hot tier and the object store both answer; an ingest worker also needs its shards\' Kafka lag at most S4_INGEST_READY_LAG' })
   @ApiResponse({ status: 200 })
   @ApiResponse({ status: 503 })
   async readyz(@Res() reply: FastifyReply): Promise<void> {
@@ -43,9 +51,10 @@ export class HealthController {
       this.check('hot', () => hot.generation({ ns: config.namespace, shard: 0 })),
       this.check('objects', () => objects.head(MANIFEST_KEY)),
     ]);
-    const checks = { hot: hotCheck, objects: objectsCheck };
-    const ok = hotCheck === 'ok' && objectsCheck === 'ok';
-    await reply.status(ok ? 200 : 503).send({ status: ok ? 'ready' : 'not ready', checks });
+    const ingest = this.ingest?.readiness();
+    const checks = { hot: hotCheck, objects: objectsCheck, ...(ingest ? { ingest: ingest.ready ? 'ok' : 'lagging' } : {}) };
+    const ok = hotCheck === 'ok' && objectsCheck === 'ok' && (ingest?.ready ?? true);
+    await reply.status(ok ? 200 : 503).send({ status: ok ? 'ready' : 'not ready', checks, ...(ingest ? { ingest } : {}) });
   }
 
   private async check(component: string, probe: () => Promise<unknown>): Promise<CheckResult> {

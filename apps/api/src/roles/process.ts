@@ -1,9 +1,12 @@
+import { Logger } from '@nestjs/common';
 import { systemClock, type Clock, type HotTier, type ObjectStore } from '@s4/core';
 import type { Config, Role } from '@s4/config';
 import type { CompactStats, FlushStats, RollupStats } from '@s4/engine';
 import { Metrics } from '../metrics.js';
-import { openHotTier, openObjectStore, prepareObjectStore } from '../stores.js';
+import { openHotTier, openIngestLog, openObjectStore, prepareObjectStore } from '../stores.js';
 import { createApiRoot, type ApiRoot } from './api/api.root.js';
+import { IngestRoot } from './ingest/ingest.root.js';
+import { IngestLagMonitor } from './ingest/lag.js';
 import { WorkerPasses } from './threads/passes.js';
 import { RoleThread, type RoleThreadObserver } from './threads/role-thread.js';
 import type { WorkerRole } from './threads/wire.js';
@@ -15,6 +18,8 @@ const THREADED: Record<Role, readonly WorkerRole[]> = {
   segment: ['segment'],
   aggregate: ['aggregate'],
   compact: ['compact'],
+  // The ingest role runs on the main thread (ingest/ingest.root.ts says why).
+  ingest: [],
 };
 
 /**
@@ -30,6 +35,10 @@ export interface ProcessRoles {
   readonly metrics: Metrics;
   /** The API role (null in a segment- or aggregate-only process, which serves only health and metrics). */
   readonly api: ApiRoot | null;
+  /** The ingest role (S4_ROLE=ingest or all, with S4_INGEST=kafka). */
+  readonly ingest: IngestRoot | null;
+  /** The ingest group's lag per shard, read from Kafka (null with direct ingest). */
+  readonly lag: IngestLagMonitor | null;
   /** The role threads this process runs, by role. */
   readonly threads: ReadonlyMap<WorkerRole, RoleThread>;
   /** Admin passes: in those threads, or in one-off threads in an api-only process. */
@@ -42,8 +51,16 @@ export async function startRoles(config: Config, clock: Clock = systemClock): Pr
   const hot = await openHotTier(config, clock);
   const objects = openObjectStore(config);
   const threads = new Map<WorkerRole, RoleThread>();
+  const kafkaLog = new Logger('kafka');
+  const ingestLog = openIngestLog(config, (level, message) => (level === 'error' ? kafkaLog.error(message) : kafkaLog.warn(message)));
   let passes: WorkerPasses | null = null;
+  let ingest: IngestRoot | null = null;
+  let lag: IngestLagMonitor | null = null;
   const close = async () => {
+    // The consumer first: the batch it is writing lands in the hot tier before that closes.
+    await ingest?.close();
+    await lag?.stop();
+    await ingestLog?.close();
     await passes?.close();
     await Promise.all([...threads.values()].map((t) => t.stop()));
     await hot.close();
@@ -52,14 +69,22 @@ export async function startRoles(config: Config, clock: Clock = systemClock): Pr
   try {
     await prepareObjectStore(objects, config);
     const metrics = new Metrics(hot, config.namespace, config.shards, clock);
-    const api = config.role === 'all' || config.role === 'api' ? createApiRoot(config, hot, objects, metrics, clock) : null;
+    if (ingestLog) {
+      lag = new IngestLagMonitor(ingestLog, config.namespace, { intervalMs: config.ingest.lagIntervalMs, readyLag: config.ingest.readyLag }, clock, metrics);
+      lag.start();
+    }
+    const api = config.role === 'all' || config.role === 'api' ? createApiRoot(config, hot, objects, metrics, clock, ingestLog) : null;
+    if (ingestLog && lag && (config.role === 'all' || config.role === 'ingest')) {
+      ingest = new IngestRoot(config, hot, ingestLog, lag, metrics);
+      ingest.start();
+    }
     const observer = metricsObserver(metrics);
     const thread = (role: WorkerRole, periodic: boolean) =>
       new RoleThread({ role, config, hot: config.hot.kind === 'embedded' ? hot : null, periodic, observer });
     for (const role of THREADED[config.role]) threads.set(role, thread(role, true));
     await Promise.all([...threads.values()].map((t) => t.start()));
     passes = new WorkerPasses(threads, (role) => thread(role, false));
-    return { config, clock, hot, objects, metrics, api, threads, passes, close };
+    return { config, clock, hot, objects, metrics, api, ingest, lag, threads, passes, close };
   } catch (e) {
     await close().catch(() => undefined);
     throw e;

@@ -1,4 +1,4 @@
-import { shardOf, windowStart, type HotAppend, type HotTier } from '@s4/core';
+import { shardOf, windowStart, type HotAppend, type HotTier, type IngestLog } from '@s4/core';
 import { RecordEncoder } from '@s4/format';
 import type { SeriesWrite } from './validate.js';
 
@@ -12,17 +12,21 @@ export interface WriteResult {
   readonly samples: number;
   readonly series: number;
   readonly bytes: number;
+  /** In the ingest log (S4_INGEST=kafka), not yet in the hot tier: answer 202, not 204. */
+  readonly queued: boolean;
 }
 
 /**
  * The write path: validated series → one append per (series, window) in the hot tier. Every
  * record is encoded and size-checked before the first byte is written, so a rejected request
- * changes nothing.
+ * changes nothing. With an ingest log (S4_INGEST=kafka) the same appends go to the log instead,
+ * and the ingest role hands them to `appendEncoded` in the process that consumes them.
  */
 export class Writer {
   constructor(
     private readonly hot: HotTier,
     private readonly options: WriterOptions,
+    private readonly log: IngestLog | null = null,
   ) {}
 
   encode(series: readonly SeriesWrite[]): { appends: HotAppend[]; result: WriteResult } {
@@ -51,13 +55,19 @@ export class Writer {
       }
       samples += s.ts.length;
     }
-    return { appends, result: { samples, series: series.length, bytes } };
+    return { appends, result: { samples, series: series.length, bytes, queued: this.log !== null } };
   }
 
-  /** Resolves once every sample is durable in the hot tier. */
+  /** Resolves once every sample is durable in the hot tier, or in the ingest log when there is one. */
   async write(series: readonly SeriesWrite[]): Promise<WriteResult> {
     const { appends, result } = this.encode(series);
-    await this.hot.append(appends);
+    if (this.log) await this.log.publish(appends);
+    else await this.hot.append(appends);
     return result;
+  }
+
+  /** Appends `encode` made earlier (in an API process, through the ingest log): durable in the hot tier when this resolves. */
+  async appendEncoded(appends: readonly HotAppend[]): Promise<void> {
+    await this.hot.append(appends);
   }
 }

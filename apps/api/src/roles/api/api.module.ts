@@ -1,8 +1,9 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { Clock } from '@s4/core';
 import type { Config } from '@s4/config';
-import { CLOCK, CONFIG, METRICS } from '../../http/tokens.js';
+import { CLOCK, CONFIG, INGEST_LAG, METRICS } from '../../http/tokens.js';
 import type { Metrics } from '../../metrics.js';
+import type { IngestLagMonitor } from '../ingest/lag.js';
 import type { WorkerPasses } from '../threads/passes.js';
 import { AdminController } from './admin.controller.js';
 import type { ApiRoot } from './api.root.js';
@@ -16,6 +17,7 @@ export interface ApiModuleDeps {
   readonly metrics: Metrics;
   readonly api: ApiRoot;
   readonly passes: WorkerPasses;
+  readonly lag: IngestLagMonitor | null;
 }
 
 /** The API role's endpoints: /v1/write, /v1/query, /v1/latest, /v1/series, /v1/admin/*. */
@@ -32,6 +34,7 @@ export class ApiModule {
         { provide: WRITER, useValue: deps.api.writer },
         { provide: QUERY_ENGINE, useValue: deps.api.query },
         { provide: WORKER_PASSES, useValue: deps.passes },
+        { provide: INGEST_LAG, useValue: deps.lag },
       ],
     };
   }

@@ -1,4 +1,4 @@
-import type { Clock, HotTier, ObjectStore } from '@s4/core';
+import type { Clock, HotTier, IngestLog, ObjectStore } from '@s4/core';
 import type { Config } from '@s4/config';
 import { CatalogStore, QueryEngine, Writer } from '@s4/engine';
 import type { Metrics } from '../../metrics.js';
@@ -14,9 +14,10 @@ export interface ApiRoot {
  * this thread, shared with /readyz and /metrics); flushing and rollups are not built here: they
  * run in the segment and aggregate worker threads.
  */
-export function createApiRoot(config: Config, hot: HotTier, objects: ObjectStore, metrics: Metrics, clock: Clock): ApiRoot {
+export function createApiRoot(config: Config, hot: HotTier, objects: ObjectStore, metrics: Metrics, clock: Clock, ingestLog: IngestLog | null = null): ApiRoot {
   const ns = config.namespace;
-  const writer = new Writer(hot, { ns, shards: config.shards, maxRecordBytes: config.limits.maxRecordBytes });
+  // With an ingest log (S4_INGEST=kafka) every write endpoint's Writer produces to it instead of the hot tier.
+  const writer = new Writer(hot, { ns, shards: config.shards, maxRecordBytes: config.limits.maxRecordBytes }, ingestLog);
   const query = new QueryEngine(
     hot,
     objects,

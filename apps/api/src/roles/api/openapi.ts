@@ -58,7 +58,41 @@ export const QUERY_BODY_SCHEMA = {
   },
 };
 
-export const QUERY_RESULT_SCHEMA = { type: 'object', properties: { series: { type: 'array', items: columns } } };
+/** On a query answered while some shards' ingest lag is over S4_INGEST_READY_LAG (S4_INGEST=kafka); also in the S4-Lagging-Shards header. */
+const WARNINGS = {
+  type: 'array',
+  description: 'present only when something may be missing from the answer',
+  items: {
+    type: 'object',
+    properties: {
+      code: { type: 'string', enum: ['ingest_lag'] },
+      message: { type: 'string' },
+      shards: { type: 'array', items: { type: 'integer' }, description: 'shards whose recent writes may not be in the answer yet' },
+    },
+  },
+};
+
+export const QUERY_RESULT_SCHEMA = { type: 'object', properties: { series: { type: 'array', items: columns }, warnings: WARNINGS } };
+
+export const SHARDS_SCHEMA = {
+  type: 'object',
+  properties: {
+    ingest: { type: 'string', enum: ['direct', 'kafka'] },
+    readyLag: { type: 'integer', nullable: true, description: 'S4_INGEST_READY_LAG (kafka only)' },
+    lagReadAt: { type: 'string', format: 'date-time', nullable: true, description: 'when the lag was read from Kafka' },
+    shards: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          shard: { type: 'integer' },
+          lag: { type: 'integer', nullable: true, description: 'messages in the shard\'s Kafka partition not yet written to the hot tier and committed; null with direct ingest or when unknown' },
+          lagging: { type: 'boolean', description: 'lag over readyLag: queries warn that this shard\'s recent data may be missing' },
+        },
+      },
+    },
+  },
+};
 
 export const SERIES_LIST_SCHEMA = {
   type: 'object',

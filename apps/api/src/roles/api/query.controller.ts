@@ -5,10 +5,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LimitError, type Clock } from '@s4/core';
 import type { Config } from '@s4/config';
 import type { QueryEngine, SeriesResult } from '@s4/engine';
-import { CLOCK, CONFIG, METRICS } from '../../http/tokens.js';
+import { CLOCK, CONFIG, INGEST_LAG, METRICS } from '../../http/tokens.js';
 import type { Metrics } from '../../metrics.js';
+import type { IngestLagMonitor } from '../ingest/lag.js';
 import { ERROR_SCHEMA, QUERY_BODY_SCHEMA, QUERY_RESULT_SCHEMA, SERIES_LIST_SCHEMA } from './openapi.js';
-import { CONTENT_TYPES, encode, type Format } from './output/formats.js';
+import { CONTENT_TYPES, encode, type AnswerWarning, type Format } from './output/formats.js';
 import { isAggregate, parseLatestParams, parseOrThrow, parseQueryBody, parseQueryParams, seriesParamsSchema, tagsFromParams, type ParsedQuery } from './query.schema.js';
 import { QUERY_ENGINE } from './tokens.js';
 
@@ -20,6 +21,7 @@ export class QueryController {
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(QUERY_ENGINE) private readonly query: QueryEngine,
     @Inject(METRICS) private readonly metrics: Metrics,
+    @Inject(INGEST_LAG) private readonly lag: IngestLagMonitor | null,
   ) {}
 
   @Get('query')
@@ -102,7 +104,13 @@ export class QueryController {
         r = await it.next();
       }
     };
-    const stream = Readable.from(encode(format, counted(), fields), { objectMode: false });
+    // Any shard may hold series of the selector: shards whose ingest lags are named, in a header
+    // (every format) and in the JSON answer, because their latest writes may not be here yet.
+    const lagging = this.lag?.lagging() ?? [];
+    const warnings: AnswerWarning[] =
+      lagging.length > 0 ? [{ code: 'ingest_lag', shards: lagging, message: `recent writes to shards ${lagging.join(',')} may be missing: their Kafka lag is over ${this.lag!.readyLag} messages` }] : [];
+    if (lagging.length > 0) void reply.header('s4-lagging-shards', lagging.join(','));
+    const stream = Readable.from(encode(format, counted(), fields, warnings), { objectMode: false });
     stream.on('end', () => {
       metrics.queryPoints.inc(points);
       metrics.queryRequests.inc({ outcome: 'ok' });

@@ -17,11 +17,18 @@ const MSGPACK_CHUNK = 65_536;
 /** Output is gathered into pieces of about this size before it is handed to the socket. */
 const PIECE = 256 * 1024;
 
+/** Something that may be missing from an answer (JSON carries it in `warnings`; every format in headers). */
+export interface AnswerWarning {
+  readonly code: 'ingest_lag';
+  readonly message: string;
+  readonly shards: readonly number[];
+}
+
 /** Encode query results as a stream of byte/string pieces in the given format. */
-export function encode(format: Format, results: AsyncIterable<SeriesResult>, fields?: readonly string[]): AsyncGenerator<string | Buffer> {
+export function encode(format: Format, results: AsyncIterable<SeriesResult>, fields?: readonly string[], warnings: readonly AnswerWarning[] = []): AsyncGenerator<string | Buffer> {
   switch (format) {
     case 'json':
-      return json(results);
+      return json(results, warnings);
     case 'ndjson':
       return ndjson(results);
     case 'csv':
@@ -31,14 +38,14 @@ export function encode(format: Format, results: AsyncIterable<SeriesResult>, fie
   }
 }
 
-async function* json(results: AsyncIterable<SeriesResult>): AsyncGenerator<string> {
+async function* json(results: AsyncIterable<SeriesResult>, warnings: readonly AnswerWarning[]): AsyncGenerator<string> {
   yield '{"series":[';
   let first = true;
   for await (const s of results) {
     yield (first ? '' : ',') + JSON.stringify({ metric: s.metric, tags: s.tags, ts: s.ts, fields: s.fields });
     first = false;
   }
-  yield ']}';
+  yield warnings.length > 0 ? `],"warnings":${JSON.stringify(warnings)}}` : ']}';
 }
 
 /** One sample per line, exactly the NDJSON write format, so an export can be imported again. */
