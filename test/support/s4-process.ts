@@ -27,13 +27,14 @@ export class S4Process {
     this.url = `http://127.0.0.1:${port}`;
   }
 
-  static async start(env: Record<string, string>): Promise<S4Process> {
+  static async start(env: Record<string, string>, waitFor: '/readyz' | '/healthz' = '/readyz'): Promise<S4Process> {
     const p = new S4Process(env, await freePort());
-    await p.start();
+    await p.start(waitFor);
     return p;
   }
 
-  async start(): Promise<void> {
+  /** Spawn and wait until `waitFor` answers 200 (/healthz: up, whether or not its stores and lag are ready). */
+  async start(waitFor: '/readyz' | '/healthz' = '/readyz'): Promise<void> {
     const child = spawn(process.execPath, [MAIN], {
       env: { PATH: process.env.PATH ?? '', ...this.env, S4_PORT: String(this.port), S4_HOST: '127.0.0.1', S4_LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -45,7 +46,7 @@ export class S4Process {
     while (Date.now() < deadline) {
       if (child.exitCode !== null) throw new Error(`s4 exited with ${child.exitCode}:\n${this.log}`);
       try {
-        const r = await fetch(`${this.url}/readyz`);
+        const r = await fetch(`${this.url}${waitFor}`);
         if (r.ok) return;
       } catch {
         // not listening yet

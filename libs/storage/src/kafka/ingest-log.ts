@@ -97,6 +97,9 @@ export class KafkaIngestLog implements IngestLog {
   }
 
   async lag(ns: string): Promise<Map<number, number>> {
+    // The topic first: kafkajs's admin keeps every topic it was asked about in its metadata
+    // refreshes, and one that does not exist would fail them all, topic creation included.
+    await this.prepare(ns);
     const admin = await this.connectedAdmin();
     const topic = this.topic(ns);
     const { timeoutMs, topicPrefix } = this.options;
