@@ -175,7 +175,7 @@ export const settingsSchema = z
     workers: z.object({
       /**
        * Worker services to run. Default: every deployable worker role (segment + aggregate), none
-       * when api.role is `all`. Planned roles (compact, ingest) are refused until the app has them.
+       * when api.role is `all`. Planned roles are refused until the app has them; ingest needs kafka.enabled.
        */
       roles: z.array(z.enum(WORKER_ROLES)).optional(),
       size: taskSize,
@@ -186,8 +186,8 @@ export const settingsSchema = z
     }),
 
     /**
-     * Optional MSK Serverless cluster for the pull ingest path. The planned `ingest` role will
-     * consume it; until the app has that role, no task connects to it.
+     * Optional MSK Serverless cluster for the pull ingest path: with it, the API produces every
+     * write to Kafka (S4_INGEST=kafka, 202) and the `ingest` workers consume it into the hot tier.
      */
     kafka: z
       .object({
@@ -224,6 +224,10 @@ export const settingsSchema = z
     if (s.workers.roles?.includes('ingest') && !s.kafka.enabled) {
       ctx.addIssue({ code: 'custom', path: ['workers', 'roles'], message: 'the ingest role needs kafka.enabled' });
     }
+    if (s.kafka.enabled && s.api.role === 'api' && s.workers.roles && !s.workers.roles.includes('ingest')) {
+      // The API would produce to Kafka and nothing would write those samples to the hot tier.
+      ctx.addIssue({ code: 'custom', path: ['workers', 'roles'], message: 'with kafka.enabled the API writes to Kafka: the ingest role must run' });
+    }
     if (s.api.internetFacing && !s.api.certificateArn) {
       ctx.addIssue({ code: 'custom', path: ['api', 'certificateArn'], message: 'an internet-facing API needs HTTPS' });
     }
@@ -249,11 +253,12 @@ export type SettingsInput = z.input<typeof settingsSchema>;
 const MANAGED_ENV = new Set([
   'S4_ROLE', 'S4_HOST', 'S4_PORT', 'S4_DATA_DIR', 'S4_LOG_LEVEL', 'S4_NAMESPACE', 'S4_SHARDS', 'S4_REDIS_URL',
   'S4_REDIS_PASSWORD', 'S4_S3_BUCKET', 'S4_S3_PREFIX', 'S4_S3_ENDPOINT', 'S4_API_KEYS', 'S4_KAFKA_BROKERS',
+  'S4_INGEST', 'S4_KAFKA_TLS', 'S4_KAFKA_AUTH', 'S4_KAFKA_REPLICATION',
 ]);
 
 /**
- * Every deployable worker role (today segment + aggregate; ingest, once the app has it, only with
- * Kafka); none when the API task runs every role (`all`).
+ * Every deployable worker role (ingest only with Kafka); none when the API task runs every role
+ * (`all`).
  */
 export function defaultWorkerRoles(kafka: boolean, apiRole: 'api' | 'all'): WorkerRole[] {
   if (apiRole === 'all') return [];

@@ -47,6 +47,9 @@ describe('environment settings', () => {
   it('refuses ingest without Kafka, duplicate namespaces, an unknown default namespace and managed variables', () => {
     const base = ENVIRONMENTS.staging;
     expect(() => parseSettings('staging', { ...base, workers: { ...base.workers, roles: ['ingest'] } })).toThrow(/workers\.roles: the ingest role needs kafka\.enabled/);
+    // With Kafka the API produces to it: a split deployment without ingest would never store those writes.
+    expect(() => parseSettings('staging', { ...base, kafka: { enabled: true }, workers: { ...base.workers, roles: ['segment'] } })).toThrow(/the ingest role must run/);
+    expect(parseSettings('staging', { ...base, kafka: { enabled: true }, workers: { ...base.workers, roles: ['segment', 'ingest'] } }).workers.roles).toEqual(['segment', 'ingest']);
     expect(() => parseSettings('staging', { ...base, namespaces: [...base.namespaces, base.namespaces[0]] })).toThrow(/listed twice/);
     expect(() => parseSettings('staging', { ...base, defaultNamespace: 'nope' })).toThrow(/defaultNamespace/);
     expect(() => parseSettings('staging', { ...base, extraEnv: { S4_REDIS_URL: 'redis://x' } })).toThrow(/set by the stack itself/);
@@ -54,11 +57,12 @@ describe('environment settings', () => {
     expect(() => parseSettings('prod', { ...ENVIRONMENTS.prod, hotTier: { engine: 'memorydb', nodeType: 'db.r7g.large', replicasPerShard: 0 } })).toThrow(/multi-AZ/);
   });
 
-  it('worker roles default to every deployable one (segment + aggregate), with or without Kafka; none with api.role all', () => {
+  it('worker roles default to every deployable one, ingest only with Kafka; none with api.role all', () => {
     const split = parseSettings('staging', ENVIRONMENTS.staging).workers.roles;
-    expect(split).toEqual(expect.arrayContaining(['segment', 'aggregate']));
-    expect(split).toEqual([...DEPLOYABLE_WORKER_ROLES]);
-    expect(parseSettings('staging', { ...ENVIRONMENTS.staging, kafka: { enabled: true } }).workers.roles).toEqual(split);
+    expect(split).toEqual(expect.arrayContaining(['segment', 'aggregate', 'compact']));
+    expect(split).not.toContain('ingest');
+    expect(split).toEqual(DEPLOYABLE_WORKER_ROLES.filter((r) => r !== 'ingest'));
+    expect(parseSettings('staging', { ...ENVIRONMENTS.staging, kafka: { enabled: true } }).workers.roles).toEqual([...DEPLOYABLE_WORKER_ROLES]);
     expect(parseSettings('dev', ENVIRONMENTS.dev).workers.roles).toEqual([]);
     expect(parseSettings('dev', { ...ENVIRONMENTS.dev, kafka: { enabled: true } }).workers.roles).toEqual([]);
   });

@@ -229,27 +229,48 @@ describe.each(ENVIRONMENT_NAMES)('environment %s', (env) => {
 });
 
 describe('worker roles', () => {
-  it('default to every deployable worker role (segment + aggregate) in a split deployment', () => {
+  it('default to every deployable worker role but ingest (no Kafka) in a split deployment', () => {
     const roles = tasks(get('staging')).map((t) => t.role).sort();
     expect(roles).toEqual(expect.arrayContaining(['aggregate', 'api', 'segment']));
-    expect(roles).toEqual(['api', ...DEPLOYABLE_WORKER_ROLES].sort());
+    expect(roles).toEqual(['api', ...DEPLOYABLE_WORKER_ROLES.filter((r) => r !== 'ingest')].sort());
   });
 
   it('dev runs everything in one `all` task', () => {
     expect(tasks(get('dev')).map((t) => t.role)).toEqual(['all']);
   });
 
-  it('with Kafka: the MSK Serverless cluster (IAM auth) and no ingest service until the app has that role', () => {
+  it('with Kafka: the MSK Serverless cluster (IAM auth), an ingest service, the API producing to it', () => {
     const s = synth('staging', (x) => ({ ...x, kafka: { enabled: true } }));
     expect(nagViolations(s.stack)).toEqual([]);
     s.template.resourceCountIs('AWS::MSK::ServerlessCluster', 1);
     s.template.hasResourceProperties('AWS::MSK::ServerlessCluster', { ClientAuthentication: { Sasl: { Iam: { Enabled: true } } } });
     const all = tasks(s);
     expect(all.map((t) => t.role).sort()).toEqual(['api', ...DEPLOYABLE_WORKER_ROLES].sort());
-    expect(all.map((t) => t.role)).not.toContain('ingest');
-    // Nothing consumes the cluster yet: no task gets its brokers or Kafka rights.
+    expect(all.map((t) => t.role)).toContain('ingest');
+    const actions = (t: (typeof all)[number]) => new Set(t.statements.flatMap((st) => asArray(st.Action as string | string[])));
     for (const t of all) {
+      const uses = t.role === 'api' || t.role === 'ingest';
+      // Only the API and ingest tasks reach Kafka: brokers, TLS + IAM, the service's own replication.
+      expect(t.env.S4_KAFKA_BROKERS !== undefined, t.role).toBe(uses);
+      if (uses) expect(t.env).toMatchObject({ S4_INGEST: 'kafka', S4_KAFKA_TLS: 'true', S4_KAFKA_AUTH: 'aws-iam', S4_KAFKA_REPLICATION: '0' });
+      else expect([...actions(t)].some((a) => a.startsWith('kafka')), t.role).toBe(false);
+    }
+    const api = actions(all.find((t) => t.role === 'api')!);
+    const ingest = actions(all.find((t) => t.role === 'ingest')!);
+    // The API produces (idempotently) and reads the group's offsets for the lag; it never consumes.
+    for (const a of ['kafka-cluster:Connect', 'kafka-cluster:CreateTopic', 'kafka-cluster:WriteData', 'kafka-cluster:WriteDataIdempotently', 'kafka-cluster:DescribeGroup']) expect(api.has(a), a).toBe(true);
+    for (const a of ['kafka-cluster:ReadData', 'kafka-cluster:AlterGroup']) expect(api.has(a), a).toBe(false);
+    // Ingest consumes and commits offsets; it never produces.
+    for (const a of ['kafka-cluster:Connect', 'kafka-cluster:CreateTopic', 'kafka-cluster:ReadData', 'kafka-cluster:AlterGroup']) expect(ingest.has(a), a).toBe(true);
+    for (const a of ['kafka-cluster:WriteData', 'kafka-cluster:WriteDataIdempotently']) expect(ingest.has(a), a).toBe(false);
+    // The cluster admits the tasks on the IAM port.
+    s.template.hasResourceProperties('AWS::EC2::SecurityGroupIngress', { FromPort: 9098, ToPort: 9098, IpProtocol: 'tcp' });
+  });
+
+  it('without Kafka no task gets brokers or Kafka rights', () => {
+    for (const t of tasks(get('staging'))) {
       expect(t.env.S4_KAFKA_BROKERS).toBeUndefined();
+      expect(t.env.S4_INGEST).toBeUndefined();
       expect(t.statements.some((st) => JSON.stringify(st.Action).includes('kafka'))).toBe(false);
     }
   });

@@ -16,10 +16,12 @@ export interface KafkaProps {
 const IAM_PORT = 9098;
 
 /**
- * Optional Amazon MSK Serverless cluster for the pull ingest path. The ingest role (planned in
- * @s4/core, not built yet) will consume it; until then the cluster is deployed without a
- * consumer. MSK Serverless only speaks TLS with IAM authentication, so the task role of a task
- * that consumes it carries the Kafka data-plane permissions (`consumerStatements`).
+ * Optional Amazon MSK Serverless cluster for the pull ingest path (S4_INGEST=kafka): the API
+ * produces each write to the topic `s4.<namespace>` (partition = shard) and the ingest role
+ * consumes it into the hot tier. MSK Serverless only speaks TLS with IAM authentication, so the
+ * task roles carry the Kafka data-plane permissions: `producerStatements` for the API,
+ * `consumerStatements` for ingest (`all` gets both). S4 creates the topic itself when missing
+ * (MSK has auto-creation off), with the settings MSK Serverless accepts (retention, message size).
  */
 export class Kafka extends Construct {
   readonly cluster: msk.CfnServerlessCluster;
@@ -70,13 +72,17 @@ export class Kafka extends Construct {
   }
 
   allowFrom(peer: ec2.ISecurityGroup): void {
-    this.securityGroup.addIngressRule(peer, ec2.Port.tcp(IAM_PORT), 'S4 ingest to MSK (TLS + IAM)');
+    this.securityGroup.addIngressRule(peer, ec2.Port.tcp(IAM_PORT), 'S4 API and ingest to MSK (TLS + IAM)');
   }
 
-  /** Consume-only data-plane access to this cluster's topics and consumer groups. */
-  consumerStatements(): iam.PolicyStatement[] {
+  private arns(): { topics: string; groups: string } {
     const { region, account, partition } = Stack.of(this);
     const base = `arn:${partition}:kafka:${region}:${account}`;
+    return { topics: `${base}:topic/${this.clusterName}/*`, groups: `${base}:group/${this.clusterName}/*` };
+  }
+
+  /** Connecting, and creating the namespace topics when missing (any S4 process that uses Kafka does). */
+  private connectStatements(): iam.PolicyStatement[] {
     return [
       new iam.PolicyStatement({
         sid: 'KafkaConnect',
@@ -84,9 +90,36 @@ export class Kafka extends Construct {
         resources: [this.cluster.attrArn],
       }),
       new iam.PolicyStatement({
+        sid: 'KafkaTopics',
+        actions: ['kafka-cluster:DescribeTopic', 'kafka-cluster:CreateTopic'],
+        resources: [this.arns().topics],
+      }),
+    ];
+  }
+
+  /**
+   * The API: idempotent produce to the namespace topics, and reading the ingest group's committed
+   * offsets for the lag (GET /v1/admin/shards, query warnings).
+   */
+  producerStatements(): iam.PolicyStatement[] {
+    const { topics, groups } = this.arns();
+    return [
+      ...this.connectStatements(),
+      new iam.PolicyStatement({ sid: 'KafkaIdempotentProduce', actions: ['kafka-cluster:WriteDataIdempotently'], resources: [this.cluster.attrArn] }),
+      new iam.PolicyStatement({ sid: 'KafkaProduce', actions: ['kafka-cluster:WriteData'], resources: [topics] }),
+      new iam.PolicyStatement({ sid: 'KafkaLag', actions: ['kafka-cluster:DescribeGroup'], resources: [groups] }),
+    ];
+  }
+
+  /** The ingest role: consume the namespace topics in the ingest group, commit its offsets. */
+  consumerStatements(): iam.PolicyStatement[] {
+    const { topics, groups } = this.arns();
+    return [
+      ...this.connectStatements(),
+      new iam.PolicyStatement({
         sid: 'KafkaConsume',
-        actions: ['kafka-cluster:DescribeTopic', 'kafka-cluster:ReadData', 'kafka-cluster:DescribeGroup', 'kafka-cluster:AlterGroup'],
-        resources: [`${base}:topic/${this.clusterName}/*`, `${base}:group/${this.clusterName}/*`],
+        actions: ['kafka-cluster:ReadData', 'kafka-cluster:DescribeGroup', 'kafka-cluster:AlterGroup'],
+        resources: [topics, groups],
       }),
     ];
   }

@@ -10,7 +10,6 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
-import { isRole } from '@s4/core';
 import { Construct } from 'constructs';
 import { notBuilt, type Settings } from '../config.js';
 import { acknowledge, acknowledgeWildcards } from '../nag.js';
@@ -82,9 +81,8 @@ export class Services extends Construct {
       allowAllOutbound: true,
     });
     props.hotTier.allowFrom(this.tasksSecurityGroup);
-    // The MSK cluster is deployable on its own: until the app has the ingest role, nothing
-    // connects to it and no task gets its brokers or Kafka rights.
-    if ([settings.api.role, ...settings.workers.roles].some(consumesKafka)) props.kafka?.allowFrom(this.tasksSecurityGroup);
+    // With Kafka on, the API produces to MSK and the ingest workers consume it.
+    if ([settings.api.role, ...settings.workers.roles].some((r) => kafkaUse(r) !== null)) props.kafka?.allowFrom(this.tasksSecurityGroup);
 
     this.metricsLogGroup = new logs.LogGroup(this, 'MetricsLogGroup', {
       logGroupName: `/s4/${settings.name}/metrics`,
@@ -223,14 +221,14 @@ export class Services extends Construct {
       removalPolicy: RemovalPolicy.DESTROY,
     });
 
-    // The task role: its S3 prefixes and, when it consumes Kafka (ingest), its topics — nothing else.
+    // The task role: its S3 prefixes and, when it uses Kafka (api produces, ingest consumes), its topics — nothing else.
     const taskRole = new iam.Role(scope, 'TaskRole', {
       assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com'),
       description: `S4 ${settings.name} ${role} task`,
     });
     const namespaces = settings.namespaces.map((n) => n.name);
     const statements = s3Statements(role, bucket, settings.bucket.prefix, namespaces, this.props.bucketKey);
-    const kafkaStatements = this.props.kafka && consumesKafka(role) ? this.props.kafka.consumerStatements() : [];
+    const kafkaStatements = this.props.kafka ? kafkaStatementsOf(this.props.kafka, role) : [];
     const all = [...statements, ...kafkaStatements];
     for (const s of all) taskRole.addToPolicy(s);
     acknowledgeWildcards(
@@ -333,7 +331,11 @@ export class Services extends Construct {
       AWS_REGION: Stack.of(this).region,
     };
     if (settings.bucket.prefix) env.S4_S3_PREFIX = settings.bucket.prefix;
-    if (kafka && consumesKafka(role)) env.S4_KAFKA_BROKERS = kafka.bootstrapBrokers;
+    if (kafka && kafkaUse(role) !== null) {
+      // MSK Serverless: TLS + IAM (SASL/OAUTHBEARER signed with the task role), replication and
+      // min.insync.replicas fixed by the service (S4_KAFKA_REPLICATION=0 leaves them to it).
+      Object.assign(env, { S4_INGEST: 'kafka', S4_KAFKA_BROKERS: kafka.bootstrapBrokers, S4_KAFKA_TLS: 'true', S4_KAFKA_AUTH: 'aws-iam', S4_KAFKA_REPLICATION: '0' });
+    }
     return env;
   }
 
@@ -353,9 +355,35 @@ export class Services extends Construct {
   }
 }
 
-/** The planned ingest role consumes Kafka; `all` runs it too once the app implements it. */
-function consumesKafka(role: TaskRole): boolean {
-  return role === 'ingest' || (role === 'all' && isRole('ingest'));
+/** What a role does with Kafka when it is on: the API produces, ingest consumes, `all` both; the other workers never touch it. */
+function kafkaUse(role: TaskRole): 'produce' | 'consume' | 'both' | null {
+  switch (role) {
+    case 'api':
+      return 'produce';
+    case 'ingest':
+      return 'consume';
+    case 'all':
+      return 'both';
+    default:
+      return null;
+  }
+}
+
+function kafkaStatementsOf(kafka: Kafka, role: TaskRole): iam.PolicyStatement[] {
+  switch (kafkaUse(role)) {
+    case 'produce':
+      return kafka.producerStatements();
+    case 'consume':
+      return kafka.consumerStatements();
+    case 'both': {
+      // One statement per sid: the produce and consume sets share the connect/topic statements.
+      const bySid = new Map<string, iam.PolicyStatement>();
+      for (const st of [...kafka.producerStatements(), ...kafka.consumerStatements()]) bySid.set(st.sid ?? String(bySid.size), st);
+      return [...bySid.values()];
+    }
+    case null:
+      return [];
+  }
 }
 
 /** Exit 0 when GET /healthz answers 2xx (no curl/wget in the image; Node 24 has fetch). */
