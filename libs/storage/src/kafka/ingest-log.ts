@@ -13,6 +13,8 @@ export interface KafkaIngestLogOptions extends KafkaOptions {
 
 /** Appends of one shard are packed into messages of about this many bytes. */
 const MESSAGE_BYTES = 1024 * 1024;
+/** One produce request carries about this many bytes per partition (a record batch under MAX_MESSAGE_BYTES). */
+const ROUND_BYTES = 4 * 1024 * 1024;
 /**
  * The largest message S4 produces, and the topics' max.message.bytes: 8 MiB is the most Amazon
  * MSK Serverless allows. One series' samples of one hour in one request must fit in it.
@@ -31,6 +33,8 @@ export class KafkaIngestLog implements IngestLog {
   private adminReady: Promise<void> | null = null;
   private readonly topics = new Map<string, Promise<void>>();
   private closed = false;
+  private readonly pending: { messages: Map<ShardKey, Buffer[]>; resolve: () => void; reject: (e: unknown) => void }[] = [];
+  private sending: Promise<void> | null = null;
 
   constructor(private readonly options: KafkaIngestLogOptions) {
     this.kafka = createKafka(options);
@@ -77,22 +81,38 @@ export class KafkaIngestLog implements IngestLog {
     const messages = pack(appends);
     const namespaces = new Set(appends.map((a) => a.ref.ns));
     for (const ns of namespaces) await this.prepare(ns);
-    const producer = await this.connectedProducer();
-    // Round i sends the i-th message of every shard: each produce request holds at most one
-    // message per partition, and a shard's messages go out in order.
-    for (let round = 0; ; round++) {
-      const byTopic = new Map<string, TopicMessages>();
-      for (const [key, list] of messages) {
-        const m = list[round];
-        if (!m) continue;
-        const topic = this.topic(key.ns);
-        let t = byTopic.get(topic);
-        if (!t) byTopic.set(topic, (t = { topic, messages: [] }));
-        t.messages.push({ partition: key.shard, value: m, headers: { [INGEST_MESSAGE_HEADER]: INGEST_MESSAGE_VERSION } });
+    await this.connectedProducer();
+    await new Promise<void>((resolve, reject) => {
+      this.pending.push({ messages, resolve, reject });
+      if (!this.sending) this.sending = this.drain().finally(() => (this.sending = null));
+    });
+  }
+
+  /**
+   * Group commit: the requests that arrive while a produce is in flight go out together in the
+   * next one (one record batch per partition), in arrival order. The producer keeps one request in
+   * flight per broker, so that retries never reorder a shard's writes; grouping is what keeps
+   * concurrent writers from queueing one produce round trip each.
+   */
+  private async drain(): Promise<void> {
+    while (this.pending.length > 0) {
+      const group = this.pending.splice(0);
+      try {
+        for (const round of rounds(group.map((g) => g.messages))) {
+          const topicMessages = new Map<string, TopicMessages>();
+          for (const [key, values] of round) {
+            const topic = this.topic(key.ns);
+            let t = topicMessages.get(topic);
+            if (!t) topicMessages.set(topic, (t = { topic, messages: [] }));
+            for (const value of values) t.messages.push({ partition: key.shard, value, headers: { [INGEST_MESSAGE_HEADER]: INGEST_MESSAGE_VERSION } });
+          }
+          const { timeoutMs } = this.options;
+          await timed('producing to Kafka', timeoutMs, this.producer!.sendBatch({ topicMessages: [...topicMessages.values()], acks: -1, timeout: timeoutMs }));
+        }
+        for (const g of group) g.resolve();
+      } catch (e) {
+        for (const g of group) g.reject(e);
       }
-      if (byTopic.size === 0) return;
-      const { timeoutMs } = this.options;
-      await timed('producing to Kafka', timeoutMs, producer.sendBatch({ topicMessages: [...byTopic.values()], acks: -1, timeout: timeoutMs }));
     }
   }
 
@@ -171,6 +191,38 @@ export function topicSettings(replication: number, retentionMs: number): { name:
       { name: 'unclean.leader.election.enable', value: 'false' },
     );
   return entries;
+}
+
+/**
+ * The messages of several publishes as produce rounds: per shard, in order, about ROUND_BYTES of
+ * messages per round; a shard's later messages go in later rounds, sent after the earlier ones.
+ */
+function rounds(groups: readonly Map<ShardKey, Buffer[]>[]): Map<ShardKey, Buffer[]>[] {
+  const byShard = new Map<string, { key: ShardKey; values: Buffer[] }>();
+  for (const g of groups)
+    for (const [key, values] of g) {
+      const name = `${key.ns}\u0000${key.shard}`;
+      let s = byShard.get(name);
+      if (!s) byShard.set(name, (s = { key, values: [] }));
+      s.values.push(...values);
+    }
+  const out: Map<ShardKey, Buffer[]>[] = [];
+  for (const { key, values } of byShard.values()) {
+    let round = 0;
+    let bytes = 0;
+    for (const v of values) {
+      if (bytes > 0 && bytes + v.length > ROUND_BYTES) {
+        round++;
+        bytes = 0;
+      }
+      out[round] ??= new Map();
+      const list = out[round]!.get(key) ?? [];
+      if (list.length === 0) out[round]!.set(key, list);
+      list.push(v);
+      bytes += v.length;
+    }
+  }
+  return out;
 }
 
 interface ShardKey {
