@@ -109,6 +109,7 @@ describe('Kafka ingest (S4_INGEST=kafka) on the real broker', () => {
     const env = await kafkaEnv();
     const api = await S4Process.start({ ...env, S4_ROLE: 'api' });
     procs.push(api);
+    await drained(api.url);
     const before = await shards(api.url);
     expect(before.ingest).toBe('kafka');
     const now = Date.now();

@@ -46,6 +46,19 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ S4_ORPHAN_GRACE_MS: '60000', S4_COMPACT_DELETE_GRACE_MS: '120000' })).toThrow(/S4_ORPHAN_GRACE_MS=60000: must be at least S4_COMPACT_DELETE_GRACE_MS=120000/);
   });
 
+  it('ingests directly by default; Kafka ingest needs brokers, and the ingest role needs Kafka ingest', () => {
+    const c = loadConfig({});
+    expect(c.ingest.mode).toBe('direct');
+    expect(c.kafka).toBeUndefined();
+    const k = loadConfig({ S4_INGEST: 'kafka', S4_KAFKA_BROKERS: ' b1:9092, b2:9092 ', S4_ROLE: 'ingest', S4_KAFKA_AUTH: 'aws-iam', S4_KAFKA_TLS: 'true', S4_KAFKA_REPLICATION: '0' });
+    expect(k.ingest).toMatchObject({ mode: 'kafka', readyLag: 1000, sessionTimeoutMs: 10_000 });
+    expect(k.kafka).toMatchObject({ brokers: ['b1:9092', 'b2:9092'], topicPrefix: 's4', tls: true, auth: 'aws-iam', replication: 0, timeoutMs: 10_000 });
+    expect(() => loadConfig({ S4_INGEST: 'kafka' })).toThrow(/S4_INGEST="kafka": needs S4_KAFKA_BROKERS/);
+    expect(() => loadConfig({ S4_ROLE: 'ingest' })).toThrow(/S4_ROLE="ingest": the ingest role consumes Kafka/);
+    expect(() => loadConfig({ S4_KAFKA_BROKERS: 'nohost' })).toThrow(/S4_KAFKA_BROKERS.*host:port/);
+    expect(() => loadConfig({ S4_KAFKA_TOPIC_PREFIX: 'a.b' })).toThrow(/S4_KAFKA_TOPIC_PREFIX/);
+  });
+
   it('redacts secrets', () => {
     const c = loadConfig({ S4_REDIS_URL: 'redis://user:pw@h:1', S4_REDIS_PASSWORD: 'secret' });
     const text = JSON.stringify(redactConfig(c));
