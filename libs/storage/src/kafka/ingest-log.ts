@@ -12,9 +12,9 @@ export interface KafkaIngestLogOptions extends KafkaOptions {
 }
 
 /** Appends of one shard are packed into messages of about this many bytes. */
-const MESSAGE_BYTES = 1024 * 1024;
+export const MESSAGE_BYTES = 1024 * 1024;
 /** One produce request carries about this many bytes per partition (a record batch under MAX_MESSAGE_BYTES). */
-const ROUND_BYTES = 4 * 1024 * 1024;
+export const ROUND_BYTES = 4 * 1024 * 1024;
 /**
  * The largest message S4 produces, and the topics' max.message.bytes: 8 MiB is the most Amazon
  * MSK Serverless allows. One series' samples of one hour in one request must fit in it.
@@ -197,7 +197,7 @@ export function topicSettings(replication: number, retentionMs: number): { name:
  * The messages of several publishes as produce rounds: per shard, in order, about ROUND_BYTES of
  * messages per round; a shard's later messages go in later rounds, sent after the earlier ones.
  */
-function rounds(groups: readonly Map<ShardKey, Buffer[]>[]): Map<ShardKey, Buffer[]>[] {
+export function rounds(groups: readonly Map<ShardKey, Buffer[]>[]): Map<ShardKey, Buffer[]>[] {
   const byShard = new Map<string, { key: ShardKey; values: Buffer[] }>();
   for (const g of groups)
     for (const [key, values] of g) {
@@ -225,13 +225,13 @@ function rounds(groups: readonly Map<ShardKey, Buffer[]>[]): Map<ShardKey, Buffe
   return out;
 }
 
-interface ShardKey {
+export interface ShardKey {
   readonly ns: string;
   readonly shard: number;
 }
 
 /** The appends as message values per shard, in order, each about MESSAGE_BYTES at most. */
-function pack(appends: readonly HotAppend[]): Map<ShardKey, Buffer[]> {
+export function pack(appends: readonly HotAppend[]): Map<ShardKey, Buffer[]> {
   const keys = new Map<string, ShardKey>();
   const parts = new Map<ShardKey, { records: Buffer[]; bytes: number }[]>();
   for (const a of appends) {
