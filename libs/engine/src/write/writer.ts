@@ -66,8 +66,37 @@ export class Writer {
     return result;
   }
 
-  /** Appends `encode` made earlier (in an API process, through the ingest log): durable in the hot tier when this resolves. */
+  /**
+   * Appends `encode` made earlier (in an API process, through the ingest log), in their order:
+   * durable in the hot tier when this resolves. A batch of many requests repeats the same series:
+   * their bytes for one (series, window) are joined into one append (a log is a concatenation of
+   * self-delimiting records, so joining keeps each record and its order), and the hot tier gets
+   * them APPEND_CHUNK at a time, so a large backlog never becomes one huge call.
+   */
   async appendEncoded(appends: readonly HotAppend[]): Promise<void> {
-    await this.hot.append(appends);
+    const merged = new Map<string, { first: HotAppend; parts: Uint8Array[]; bytes: number }>();
+    for (const a of appends) {
+      const key = `${a.ref.ns}\u0000${a.ref.shard}\u0000${a.window}\u0000${a.id}`;
+      const m = merged.get(key);
+      if (m) {
+        m.parts.push(a.data);
+        m.bytes += a.data.length;
+      } else merged.set(key, { first: a, parts: [a.data], bytes: a.data.length });
+    }
+    const joined = [...merged.values()].map(({ first, parts, bytes }) => (parts.length === 1 ? first : { ...first, data: concat(parts, bytes) }));
+    for (let i = 0; i < joined.length; i += APPEND_CHUNK) await this.hot.append(joined.slice(i, i + APPEND_CHUNK));
   }
+}
+
+/** Appends per hot-tier call when writing a consumed batch (each is one Redis script argument group). */
+const APPEND_CHUNK = 1_000;
+
+function concat(parts: readonly Uint8Array[], bytes: number): Uint8Array {
+  const out = new Uint8Array(bytes);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
 }
