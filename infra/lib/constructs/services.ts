@@ -73,7 +73,7 @@ export class Services extends Construct {
 
     this.image = this.containerImage();
 
-    // All S4 tasks share one security group: they talk to the hot tier and (once a task consumes
+    // All S4 tasks share one security group: they talk to the hot tier and (API and ingest, with
     // Kafka) to MSK; inbound only from the load balancer.
     this.tasksSecurityGroup = new ec2.SecurityGroup(this, 'TasksSecurityGroup', {
       vpc,
