@@ -18,7 +18,7 @@ const layers = [
   { files: ['libs/storage/**/*.ts'], allow: ['@s4/core', '@s4/format'], why: 'libs/storage (adapters) imports only @s4/core and @s4/format' },
   { files: ['libs/config/**/*.ts'], allow: ['@s4/core'], why: 'libs/config imports only @s4/core' },
   { files: ['apps/api/src/**/*.ts'], allow: ['@s4/core', '@s4/format', '@s4/config', '@s4/storage', '@s4/engine'], why: 'the API imports libs, never another app' },
-  { files: ['apps/cli/src/**/*.ts'], allow: ['@s4/sdk'], why: 'the CLI talks to S4 through the SDK' },
+  { files: ['apps/cli/src/**/*.ts'], allow: ['@s4/sdk', '@s4/format'], why: 'the CLI talks to S4 through the SDK (and reads input files with the pure parsers of @s4/format, shared with the server)' },
   { files: ['apps/sdk/src/**/*.ts'], allow: [], why: 'the SDK is published on its own: no @s4 package at run time' },
   { files: ['infra/**/*.ts'], allow: ['@s4/core'], why: 'infra takes only the key layout from @s4/core' },
 ];

@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { S4HttpError } from '@s4/sdk';
 import { clientFrom, parse, positiveInt } from '../args.js';
 import { InputError } from '../formats/errors.js';
-import type { Precision } from '../formats/lineprotocol.js';
+import type { Precision } from '@s4/format';
 import { INPUT_FORMATS, readSamples, type InputFormat } from '../formats/samples.js';
 import { issueDetail, UsageError, type Io } from '../io.js';
 import { Progress } from '../progress.js';

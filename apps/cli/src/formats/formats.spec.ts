@@ -6,7 +6,6 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { cellValue, csvCell, csvRecords } from './csv.js';
 import { lines } from './input.js';
-import { parseLine } from './lineprotocol.js';
 import { readSamples } from './samples.js';
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
@@ -19,26 +18,14 @@ async function* from<T>(items: T[]): AsyncGenerator<T> {
   yield* items;
 }
 
-describe('line protocol', () => {
-  it('parses tags, typed fields, escapes and precisions', () => {
-    expect(parseLine('cpu,host=a,region=eu\\ west usage=0.5,n=3i,u=7u,ok=t,name="x \\"y\\" z" 1700000000123456789', 1, 'ns', 0)).toEqual({
-      metric: 'cpu',
-      tags: { host: 'a', region: 'eu west' },
-      ts: 1700000000123,
-      fields: { usage: 0.5, n: 3, u: 7, ok: true, name: 'x "y" z' },
-    });
-    expect(parseLine('my\\ metric v=1 1700000000', 1, 's', 0)).toEqual({ metric: 'my metric', tags: {}, ts: 1700000000000, fields: { v: 1 } });
-    expect(parseLine('m v=F', 1, 'ms', 42)).toEqual({ metric: 'm', tags: {}, ts: 42, fields: { v: false } });
-    expect(parseLine('m s="a,b c=d" 5', 1, 'ms', 0)?.fields).toEqual({ s: 'a,b c=d' });
-    expect(parseLine('# comment', 1, 'ns', 0)).toBeNull();
-    expect(parseLine('   ', 1, 'ns', 0)).toBeNull();
-  });
-
-  it('names the line of a malformed input', () => {
-    expect(() => parseLine('cpu', 7, 'ns', 0)).toThrow(/space before the fields/);
-    expect(() => parseLine('cpu v=abc', 7, 'ns', 0)).toThrow(/bad field value/);
-    expect(() => parseLine('cpu v="abc', 7, 'ns', 0)).toThrow(/unterminated/);
-    expect(() => parseLine('cpu v=1 12x', 7, 'ns', 0)).toThrow(/bad timestamp/);
+describe('line protocol (the parser itself is tested in libs/format)', () => {
+  it('reads a line-protocol file and names the line and column of a bad line', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 's4-lp-'));
+    writeFileSync(join(dir, 'a.lp'), '# c\ncpu,host=a usage=0.5,n=3i 1700000000123456789\n\ncpu\n');
+    const read = readSamples(join(dir, 'a.lp'), { precision: 'ns', stdin: Readable.from([]), onBytes: () => undefined });
+    const it = read[Symbol.asyncIterator]();
+    expect((await it.next()).value).toEqual({ metric: 'cpu', tags: { host: 'a' }, ts: 1700000000123, fields: { usage: 0.5, n: 3 } });
+    await expect(it.next()).rejects.toMatchObject({ line: 4, message: 'line protocol, column 4: the line has no fields (expected a space, then field=value)' });
   });
 });
 

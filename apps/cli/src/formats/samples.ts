@@ -1,9 +1,9 @@
 import type { Readable } from 'node:stream';
+import type { Precision } from '@s4/format';
 import { MsgpackStreamDecoder, type FieldValue, type Sample, type SeriesColumns } from '@s4/sdk';
 import { csvRecords, csvSamples } from './csv.js';
 import { InputError } from './errors.js';
 import { lines, readInput } from './input.js';
-import { parseLine, type Precision } from './lineprotocol.js';
 import { parseNdjsonLine } from './ndjson.js';
 
 export type InputFormat = 'csv' | 'ndjson' | 'line' | 'msgpack';
@@ -56,10 +56,21 @@ export async function* readSamples(path: string, options: ReadOptions): AsyncGen
   }
   let line = 0;
   const now = options.now ?? Date.now();
+  // Loaded only for line protocol: @s4/format runs compiled (npm run build), while the rest of
+  // the CLI also runs from its TypeScript sources.
+  const { parseLineProtocol } = detected === 'line' ? await import('@s4/format') : { parseLineProtocol: undefined };
   for await (const t of all()) {
     line++;
-    const sample = detected === 'ndjson' ? parseNdjsonLine(t, line) : parseLine(t, line, options.precision, now);
-    if (sample !== null) yield sample;
+    if (detected === 'ndjson') {
+      const sample = parseNdjsonLine(t, line);
+      if (sample !== null) yield sample;
+      continue;
+    }
+    // The one line-protocol parser, shared with the server's /write endpoints.
+    const parsed = parseLineProtocol!(t, { precision: options.precision, now, firstLine: line, maxIssues: 1 });
+    const issue = parsed.issues[0];
+    if (issue) throw new InputError(line, `line protocol, column ${issue.column}: ${issue.message}`);
+    yield* parsed.samples;
   }
 }
 
