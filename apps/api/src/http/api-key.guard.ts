@@ -3,8 +3,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { S4Error } from '@s4/core';
 import { KeyRing, RateLimiter, type Scope } from '../auth/keys.js';
 
-/** Paths load balancers must reach without a key. */
-const ALWAYS_OPEN = new Set(['/healthz', '/readyz']);
+/** Paths load balancers (and Influx clients' /ping) must reach without a key. */
+const ALWAYS_OPEN = new Set(['/healthz', '/readyz', '/ping']);
+/** Write endpoints of the protocols S4 speaks besides its own (Influx, Prometheus remote write). */
+const PROTOCOL_WRITES = new Set(['/write', '/api/v2/write', '/api/v1/write']);
+/** Read endpoints of the protocols (Prometheus remote read and query API, Graphite render). */
+const PROTOCOL_READS = new Set(['/api/v1/read', '/api/v1/query', '/api/v1/query_range', '/api/v1/series', '/api/v1/labels', '/api/v1/metadata', '/api/v1/status/buildinfo', '/render', '/metrics/find']);
 /** Paths scrapers and tools read; open without a key only when configured so. */
 const METRICS = new Set(['/metrics', '/openapi.json']);
 
@@ -16,9 +20,26 @@ function scopeOf(path: string): Scope | null {
 
 /** The scope a path needs. Anything not listed needs admin: a new endpoint is closed by default. */
 function scopeOfData(path: string): Scope {
-  if (path === '/v1/write') return 'write';
+  if (path === '/v1/write' || PROTOCOL_WRITES.has(path)) return 'write';
   if (path === '/v1/query' || path === '/v1/latest' || path === '/v1/series') return 'read';
+  if (PROTOCOL_READS.has(path) || /^\/api\/v1\/label\/[^/]+\/values$/.test(path)) return 'read';
   return 'admin';
+}
+
+/**
+ * The key a request presents: `Bearer <key>`, Influx 2's `Token <key>`, or Basic auth whose
+ * password is the key (the influx 1.x CLI, Telegraf, Grafana and Prometheus' basic_auth send
+ * that; the user name is ignored).
+ */
+function presented(header: string): string | undefined {
+  if (header.startsWith('Bearer ')) return header.slice(7);
+  if (header.startsWith('Token ')) return header.slice(6);
+  if (header.startsWith('Basic ')) {
+    const decoded = Buffer.from(header.slice(6), 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    return colon < 0 ? undefined : decoded.slice(colon + 1);
+  }
+  return undefined;
 }
 
 export interface GuardOptions {
@@ -62,8 +83,8 @@ export class ApiKeyGuard implements CanActivate {
     const path = url.split('?')[0]!;
     if (ALWAYS_OPEN.has(path) || (publicMetrics && METRICS.has(path))) return;
     const header = authorization ?? '';
-    if (!header) throw new S4Error('unauthorized', 'this server needs an API key: send Authorization: Bearer <key>', 401);
-    const key = header.startsWith('Bearer ') ? keys.find(header.slice(7)) : undefined;
+    if (!header) throw new S4Error('unauthorized', 'this server needs an API key: send Authorization: Bearer <key> (or Token <key>, or Basic auth with the key as password)', 401);
+    const key = keys.find(presented(header) ?? '');
     if (!key) throw new S4Error('unauthorized', 'the API key is not valid', 401);
     const scope = scopeOf(path);
     if (scope && !key.scopes.has(scope)) throw new S4Error('forbidden', `key ${key.id} may ${[...key.scopes].join(', ')} but ${path} needs ${scope}`, 403, { key: key.id, needs: scope });

@@ -3,7 +3,7 @@ import type { Transform } from 'node:stream';
 import * as zlib from 'node:zlib';
 import type { FastifyInstance } from 'fastify';
 import { S4Error } from '@s4/core';
-import { msgpack } from '@s4/format';
+import { msgpack, snappyDecompress, snappyLength } from '@s4/format';
 
 /** Content-Encodings a write body may use; anything else is a 415, never silently read as-is. */
 const DECODERS = new Map<string, () => Transform>([
@@ -13,6 +13,15 @@ const DECODERS = new Map<string, () => Transform>([
   // zstd where the runtime has it (Node >= 22.15).
   ...(typeof zlib.createZstdDecompress === 'function' ? [['zstd', () => zlib.createZstdDecompress()] as const] : []),
 ]);
+
+/**
+ * Paths whose bodies are line protocol whatever their Content-Type says: Influx clients send
+ * `text/plain`, or none at all (the influx 1.x CLI sends an empty Content-Type).
+ */
+const LINE_PROTOCOL_PATHS = new Set(['/write', '/api/v2/write']);
+
+/** Prometheus remote write and read: protobuf in Snappy's block format (Content-Encoding: snappy). */
+const PROTOBUF = 'application/x-protobuf';
 
 /** The MessagePack string `__proto__` (fixstr of 9 bytes). */
 const PROTO_MSGPACK = Buffer.from([0xa9, ...Buffer.from('__proto__')]);
@@ -25,6 +34,11 @@ const PROTO_MSGPACK = Buffer.from([0xa9, ...Buffer.from('__proto__')]);
  */
 export function installBodyDecoding(fastify: FastifyInstance, limits: { maxBodyBytes: number; maxNestingDepth: number; requestTimeoutMs: number }): void {
   const { maxBodyBytes, maxNestingDepth, requestTimeoutMs } = limits;
+  // The influx 1.x CLI sends `Content-Type:` with nothing after it, which Fastify refuses as
+  // malformed before any parser runs; on the line-protocol paths it means "no type".
+  fastify.addHook('onRequest', async (req) => {
+    if (req.headers['content-type'] === '' && LINE_PROTOCOL_PATHS.has(req.url.split('?')[0]!)) delete req.headers['content-type'];
+  });
   fastify.addHook('preParsing', async (req, _reply, payload) => {
     // The whole body must arrive within the request timeout: a sender trickling bytes would
     // otherwise hold a connection (and its buffers) for as long as it likes.
@@ -38,6 +52,8 @@ export function installBodyDecoding(fastify: FastifyInstance, limits: { maxBodyB
     const header = req.headers['content-encoding'];
     const encoding = (Array.isArray(header) ? header.join(',') : (header ?? '')).trim().toLowerCase();
     if (encoding === '' || encoding === 'identity') return payload;
+    // Snappy's block format needs the whole body: the protobuf parser below decodes it.
+    if (encoding === 'snappy' && mediaType(req.headers['content-type']) === PROTOBUF) return payload;
     const decoder = DECODERS.get(encoding);
     if (!decoder) throw new S4Error('unsupported_encoding', `Content-Encoding ${encoding} is not supported; use ${[...DECODERS.keys()].join(', ')} or none`, 415);
     const stream = decoder() as Transform & { receivedEncodedLength: number };
@@ -88,6 +104,44 @@ export function installBodyDecoding(fastify: FastifyInstance, limits: { maxBodyB
       done(Object.assign(new Error(`body is not valid MessagePack: ${(e as Error).message}`), { statusCode: 400 }), undefined);
     }
   });
+
+  // Line protocol: strict UTF-8 text, for the Influx paths only; other paths keep Fastify's
+  // refusal of a body without a known Content-Type.
+  fastify.removeContentTypeParser('text/plain');
+  const lineProtocol = (body: Buffer, done: (err: Error | null, body?: unknown) => void) => {
+    try {
+      done(null, utf8(body));
+    } catch (e) {
+      done(e as Error, undefined);
+    }
+  };
+  fastify.addContentTypeParser('text/plain', { parseAs: 'buffer', bodyLimit: maxBodyBytes }, (_req, body, done) => lineProtocol(body as Buffer, done));
+  fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: maxBodyBytes }, (req, body, done) => {
+    if (!LINE_PROTOCOL_PATHS.has(req.url.split('?')[0]!)) {
+      done(new S4Error('unsupported_media_type', `Content-Type ${req.headers['content-type'] || '(none)'} is not accepted here`, 415), undefined);
+      return;
+    }
+    lineProtocol(body as Buffer, done);
+  });
+  fastify.addContentTypeParser(PROTOBUF, { parseAs: 'buffer', bodyLimit: maxBodyBytes }, (req, body, done) => {
+    const header = req.headers['content-encoding'];
+    if (String(header ?? '').trim().toLowerCase() !== 'snappy') {
+      done(null, body);
+      return;
+    }
+    try {
+      // The announced length is checked before anything is allocated: a small block can claim 4 GiB.
+      const length = snappyLength(body as Buffer);
+      if (length > maxBodyBytes) throw new S4Error('limit_exceeded', `request body is larger than ${maxBodyBytes} bytes once decompressed (limit S4_MAX_BODY_BYTES=${maxBodyBytes})`, 413, { limit: 'S4_MAX_BODY_BYTES', max: maxBodyBytes });
+      done(null, snappyDecompress(body as Buffer, maxBodyBytes));
+    } catch (e) {
+      done(e instanceof S4Error ? e : new S4Error('invalid_request', `body is not valid snappy: ${(e as Error).message}`, 400), undefined);
+    }
+  });
+}
+
+function mediaType(header: string | undefined): string {
+  return (header ?? '').split(';')[0]!.trim().toLowerCase();
 }
 
 function utf8(body: Buffer): string {

@@ -32,6 +32,8 @@ describe('line protocol parser', () => {
     expect(one('m v=1 1700000000123999', 'us').ts).toBe(1_700_000_000_123);
     expect(one('m v=1 1700000000123999999', 'ns').ts).toBe(1_700_000_000_123);
     expect(one('m v=1 999', 'ns').ts).toBe(0);
+    expect(one('m v=1 2', 'm').ts).toBe(120_000);
+    expect(one('m v=1 2', 'h').ts).toBe(7_200_000);
     expect(one('m v=1', 'ns', 42).ts).toBe(42);
     expect(one('m v=1   ', 'ns', 42).ts).toBe(42);
   });

@@ -1,8 +1,8 @@
 import { nameMap, type FieldValue, type Sample } from '@s4/core';
 
-/** Units of line-protocol timestamps (Influx's `precision` parameter). */
-export type Precision = 'ns' | 'us' | 'ms' | 's';
-export const PRECISIONS: readonly Precision[] = ['ns', 'us', 'ms', 's'];
+/** Units of line-protocol timestamps (Influx's `precision` parameter; m and h are 1.x's). */
+export type Precision = 'ns' | 'us' | 'ms' | 's' | 'm' | 'h';
+export const PRECISIONS: readonly Precision[] = ['ns', 'us', 'ms', 's', 'm', 'h'];
 
 /** Where a line-protocol text is wrong: 1-based line and column (in UTF-16 code units of that line). */
 export interface LineIssue {
@@ -265,6 +265,10 @@ export function toMillis(digits: string, precision: Precision): number {
       return Number(digits);
     case 's':
       return Number(digits) * 1000;
+    case 'm':
+      return Number(digits) * 60_000;
+    case 'h':
+      return Number(digits) * 3_600_000;
     case 'us':
       return digits.length > 3 ? Number(digits.slice(0, -3)) : 0;
     case 'ns':

@@ -7,6 +7,8 @@ import type { IngestLagMonitor } from '../ingest/lag.js';
 import type { WorkerPasses } from '../threads/passes.js';
 import { AdminController } from './admin.controller.js';
 import type { ApiRoot } from './api.root.js';
+import { Ingest } from './ingest.js';
+import { PROTOCOL_CONTROLLERS } from './protocols/index.js';
 import { QueryController } from './query.controller.js';
 import { QUERY_ENGINE, WORKER_PASSES, WRITER } from './tokens.js';
 import { WriteController } from './write.controller.js';
@@ -20,14 +22,15 @@ export interface ApiModuleDeps {
   readonly lag: IngestLagMonitor | null;
 }
 
-/** The API role's endpoints: /v1/write, /v1/query, /v1/latest, /v1/series, /v1/admin/*. */
+/** The API role's endpoints: /v1/write, /v1/query, /v1/latest, /v1/series, /v1/admin/*, and the protocols' (protocols/). */
 @Module({})
 export class ApiModule {
   static forRoot(deps: ApiModuleDeps): DynamicModule {
     return {
       module: ApiModule,
-      controllers: [WriteController, QueryController, AdminController],
+      controllers: [WriteController, QueryController, AdminController, ...PROTOCOL_CONTROLLERS],
       providers: [
+        Ingest,
         { provide: CONFIG, useValue: deps.config },
         { provide: CLOCK, useValue: deps.clock },
         { provide: METRICS, useValue: deps.metrics },

@@ -1,12 +1,9 @@
 import { Controller, Inject, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { S4Error, type Clock } from '@s4/core';
-import type { Config } from '@s4/config';
-import { parseWrite, type WriteBody, type Writer } from '@s4/engine';
-import { CLOCK, CONFIG, METRICS } from '../../http/tokens.js';
-import type { Metrics } from '../../metrics.js';
-import { WRITER } from './tokens.js';
+import { S4Error } from '@s4/core';
+import type { WriteBody } from '@s4/engine';
+import { Ingest } from './ingest.js';
 import { ERROR_SCHEMA, WRITE_BODY_SCHEMA } from './openapi.js';
 
 const WRITE_TYPES = new Set(['application/json', 'application/x-ndjson', 'application/ndjson', 'application/msgpack']);
@@ -14,12 +11,7 @@ const WRITE_TYPES = new Set(['application/json', 'application/x-ndjson', 'applic
 @ApiTags('write')
 @Controller('v1')
 export class WriteController {
-  constructor(
-    @Inject(CONFIG) private readonly config: Config,
-    @Inject(CLOCK) private readonly clock: Clock,
-    @Inject(WRITER) private readonly writer: Writer,
-    @Inject(METRICS) private readonly metrics: Metrics,
-  ) {}
+  constructor(@Inject(Ingest) private readonly ingest: Ingest) {}
 
   @Post('write')
   @ApiOperation({
@@ -35,24 +27,10 @@ export class WriteController {
   @ApiResponse({ status: 400, description: 'Malformed request or limit exceeded; nothing was written', schema: ERROR_SCHEMA })
   @ApiResponse({ status: 413, description: 'Body, sample count or record size over its limit; nothing was written', schema: ERROR_SCHEMA })
   async write(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    const started = performance.now();
-    const { metrics } = this;
-    try {
-      const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-      if (!WRITE_TYPES.has(type)) throw new S4Error('unsupported_media_type', `Content-Type ${type || '(none)'} is not accepted; use ${[...WRITE_TYPES].join(', ')}`, 415);
-      const body: WriteBody = typeof req.body === 'string' ? { kind: 'ndjson', text: req.body } : { kind: 'json', body: req.body };
-      const series = parseWrite(body, this.config.limits, this.clock.now());
-      // The one write seam: direct appends to the hot tier, or with S4_INGEST=kafka a produce to
-      // the shard's partition (the Writer holds the ingest log), answered 202.
-      const result = await this.writer.write(series);
-      metrics.ingestSamples.inc(result.samples);
-      metrics.ingestRequests.inc({ outcome: 'ok' });
-      await reply.status(result.queued ? 202 : 204).send();
-    } catch (e) {
-      metrics.ingestRequests.inc({ outcome: 'error' });
-      throw e;
-    } finally {
-      metrics.ingestSeconds.observe((performance.now() - started) / 1000);
-    }
+    const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (!WRITE_TYPES.has(type)) throw new S4Error('unsupported_media_type', `Content-Type ${type || '(none)'} is not accepted; use ${[...WRITE_TYPES].join(', ')}`, 415);
+    const body: WriteBody = typeof req.body === 'string' ? { kind: 'ndjson', text: req.body } : { kind: 'json', body: req.body };
+    const result = await this.ingest.write(body);
+    await reply.status(result.queued ? 202 : 204).send();
   }
 }

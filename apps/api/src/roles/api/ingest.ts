@@ -1,0 +1,49 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Clock } from '@s4/core';
+import type { Config } from '@s4/config';
+import { parseWrite, type WriteBody, type WriteResult, type Writer } from '@s4/engine';
+import { CLOCK, CONFIG, METRICS } from '../../http/tokens.js';
+import type { Metrics } from '../../metrics.js';
+import { WRITER } from './tokens.js';
+
+/**
+ * The one write seam every ingest endpoint goes through (/v1/write, Influx /write and
+ * /api/v2/write, Prometheus remote write, Graphite): the whole request is validated by
+ * `parseWrite`, then handed to the Writer (which appends to the hot tier, or with S4_INGEST=kafka
+ * produces to the shard's partition), and counted in /metrics. A protocol only turns its
+ * wire format into a WriteBody; limits, validation and durability are decided here, once.
+ */
+@Injectable()
+export class Ingest {
+  constructor(
+    @Inject(CONFIG) private readonly config: Config,
+    @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(WRITER) private readonly writer: Writer,
+    @Inject(METRICS) private readonly metrics: Metrics,
+  ) {}
+
+  /**
+   * Resolves once every sample is durable: in the hot tier, or with S4_INGEST=kafka in Kafka
+   * (`queued`; the ingest role appends it). Throws ValidationError/LimitError with nothing written.
+   */
+  async write(body: WriteBody): Promise<WriteResult> {
+    const started = performance.now();
+    const { metrics } = this;
+    try {
+      const series = parseWrite(body, this.config.limits, this.clock.now());
+      const result = await this.writer.write(series);
+      metrics.ingestSamples.inc(result.samples);
+      metrics.ingestRequests.inc({ outcome: 'ok' });
+      return result;
+    } catch (e) {
+      metrics.ingestRequests.inc({ outcome: 'error' });
+      throw e;
+    } finally {
+      metrics.ingestSeconds.observe((performance.now() - started) / 1000);
+    }
+  }
+
+  now(): number {
+    return this.clock.now();
+  }
+}
