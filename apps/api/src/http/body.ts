@@ -123,6 +123,14 @@ export function installBodyDecoding(fastify: FastifyInstance, limits: { maxBodyB
     }
     lineProtocol(body as Buffer, done);
   });
+  // Grafana's Prometheus data source POSTs its query parameters as a form.
+  fastify.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer', bodyLimit: maxBodyBytes }, (_req, body, done) => {
+    try {
+      done(null, new URLSearchParams(utf8(body as Buffer)));
+    } catch (e) {
+      done(e as Error, undefined);
+    }
+  });
   fastify.addContentTypeParser(PROTOBUF, { parseAs: 'buffer', bodyLimit: maxBodyBytes }, (req, body, done) => {
     const header = req.headers['content-encoding'];
     if (String(header ?? '').trim().toLowerCase() !== 'snappy') {
