@@ -12,6 +12,9 @@ npm run build --silent
 npm run typecheck --silent   # every package and every test, SDK type tests included
 npm run lint --silent
 
+# The real programs the protocol tests drive (prometheus, influx CLI, carbon-c-relay).
+scripts/services/programs.sh
+
 started=()
 stop() { for s in "${started[@]}"; do scripts/services/$s.sh stop || true; done; }
 trap stop EXIT
