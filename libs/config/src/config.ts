@@ -88,6 +88,10 @@ const schema = z.object({
   S4_INGEST_LAG_INTERVAL_MS: int(100, 600_000).default(2_000),
   S4_INGEST_BATCH_BYTES: int(1024, 256 * 1024 * 1024).default(4 * 1024 * 1024),
   S4_INGEST_SESSION_TIMEOUT_MS: int(1_000, 3_600_000).default(10_000),
+  S4_GRAPHITE_PORT: int(1, 65_535).optional(),
+  S4_GRAPHITE_HOST: z.string().min(1).default('127.0.0.1'),
+  S4_GRAPHITE_IDLE_TIMEOUT_MS: int(1_000, 86_400_000).default(120_000),
+  S4_GRAPHITE_MAX_CONNECTIONS: int(1, 100_000).default(1_024),
 });
 
 export type RawEnv = Readonly<Record<string, string | undefined>>;
@@ -197,6 +201,8 @@ export interface Config {
         readonly timeoutMs: number;
       }
     | undefined;
+  /** Graphite plaintext over TCP (no authentication in the protocol: loopback by default); off without a port. */
+  readonly graphite: { readonly port: number; readonly host: string; readonly idleTimeoutMs: number; readonly maxConnections: number } | undefined;
 }
 
 export class ConfigError extends Error {
@@ -296,6 +302,10 @@ export function loadConfig(env: RawEnv = process.env): Config {
           timeoutMs: e.S4_KAFKA_TIMEOUT_MS,
         }
       : undefined,
+    graphite:
+      e.S4_GRAPHITE_PORT === undefined
+        ? undefined
+        : { port: e.S4_GRAPHITE_PORT, host: e.S4_GRAPHITE_HOST, idleTimeoutMs: e.S4_GRAPHITE_IDLE_TIMEOUT_MS, maxConnections: e.S4_GRAPHITE_MAX_CONNECTIONS },
   } satisfies Config);
 }
 

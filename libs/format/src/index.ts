@@ -34,3 +34,4 @@ export {
   type PromSeries,
   type ReadQuery,
 } from './protocols/prometheus.js';
+export { formatGraphiteLine, graphiteGlob, parseGraphiteLine } from './protocols/graphite.js';

@@ -8,7 +8,7 @@ import type { WorkerPasses } from '../threads/passes.js';
 import { AdminController } from './admin.controller.js';
 import type { ApiRoot } from './api.root.js';
 import { Ingest } from './ingest.js';
-import { PROTOCOL_CONTROLLERS } from './protocols/index.js';
+import { PROTOCOL_CONTROLLERS, PROTOCOL_PROVIDERS } from './protocols/index.js';
 import { QueryController } from './query.controller.js';
 import { QUERY_ENGINE, WORKER_PASSES, WRITER } from './tokens.js';
 import { WriteController } from './write.controller.js';
@@ -31,6 +31,7 @@ export class ApiModule {
       controllers: [WriteController, QueryController, AdminController, ...PROTOCOL_CONTROLLERS],
       providers: [
         Ingest,
+        ...PROTOCOL_PROVIDERS,
         { provide: CONFIG, useValue: deps.config },
         { provide: CLOCK, useValue: deps.clock },
         { provide: METRICS, useValue: deps.metrics },
