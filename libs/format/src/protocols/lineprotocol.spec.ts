@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Sample } from '@s4/core';
-import { formatLine, parseLineProtocol, type Precision } from './lineprotocol.js';
+import { formatLine, parseLineProtocol, toColumns, type Precision } from './lineprotocol.js';
 
 const parse = (text: string, precision: Precision = 'ns', now = 0) => parseLineProtocol(text, { precision, now });
 const one = (text: string, precision: Precision = 'ns', now = 0) => {
@@ -114,6 +114,16 @@ const sample: fc.Arbitrary<Sample> = fc.record({
   fields: fc.dictionary(name, value, { minKeys: 1, maxKeys: 5 }),
 });
 
+describe('line protocol as columns', () => {
+  it('groups lines by series text, aligning fields with nulls and keeping each line number', () => {
+    const parsed = parse('cpu,h=a u=1 1000000\nmem v=5 1000000\ncpu,h=a s="x",u=2 2000000\n\ncpu,h=a u=3 3000000');
+    expect(toColumns(parsed).map((g) => ({ ...g, tags: { ...g.tags }, fields: { ...g.fields } }))).toEqual([
+      { metric: 'cpu', tags: { h: 'a' }, ts: [1, 2, 3], fields: { u: [1, 2, 3], s: [null, 'x', null] }, lines: [1, 3, 5] },
+      { metric: 'mem', tags: {}, ts: [1], fields: { v: [5] }, lines: [2] },
+    ]);
+  });
+});
+
 describe('line protocol round trip', () => {
   it('parse(format(sample)) is the sample, one line or many', () => {
     fc.assert(
@@ -121,6 +131,9 @@ describe('line protocol round trip', () => {
         const text = samples.map(formatLine).join('\n');
         const r = parseLineProtocol(text, { precision: 'ms', now: 0 });
         expect(r.issues).toEqual([]);
+        // The columnar mode groups exactly as toColumns groups the samples.
+        const plainSeries = (list: ReturnType<typeof toColumns>) => list.map((g) => ({ ...g, tags: { ...g.tags }, fields: { ...g.fields } }));
+        expect(plainSeries(parseLineProtocol(text, { precision: 'ms', now: 0, columns: true }).series)).toEqual(plainSeries(toColumns(r)));
         expect(r.samples.map((s) => ({ ...s, tags: { ...s.tags }, fields: { ...s.fields } }))).toEqual(samples.map((s) => ({ ...s, tags: { ...s.tags }, fields: { ...s.fields } })));
       }),
       { numRuns: 300 },

@@ -26,13 +26,57 @@ export interface LineProtocolOptions {
   readonly firstLine?: number;
   /** Stop collecting issues after this many (default 100). */
   readonly maxIssues?: number;
+  /**
+   * Group points into `series` (columns per series) instead of `samples`: no object per line,
+   * what the server's columnar write path takes.
+   */
+  readonly columns?: boolean;
 }
 
 export interface ParsedPoints {
   readonly samples: Sample[];
   /** The line each sample came from, same order. */
   readonly lines: number[];
+  /** The text of each sample's measurement and tags as written: equal texts, same series. */
+  readonly keys: string[];
+  /** With `columns`: the points grouped per series (and samples, lines, keys stay empty). */
+  readonly series: LineSeries[];
   readonly issues: LineIssue[];
+}
+
+/** Samples of one series as columns (null where a line lacks a field), with the line of each. */
+export interface LineSeries {
+  readonly metric: string;
+  readonly tags: Record<string, string>;
+  readonly ts: number[];
+  readonly fields: Record<string, FieldValue[]>;
+  readonly lines: number[];
+}
+
+/**
+ * Parsed points grouped into one column set per series, in first-seen order: what a
+ * columnar write takes, so that validation checks columns rather than one object per line.
+ * Lines writing the same series with tags in another order stay separate entries here (the
+ * write path merges them by canonical series).
+ */
+export function toColumns(parsed: ParsedPoints): LineSeries[] {
+  const byKey = new Map<string, LineSeries>();
+  const { samples, lines, keys } = parsed;
+  for (let k = 0; k < samples.length; k++) {
+    const s = samples[k]!;
+    let g = byKey.get(keys[k]!);
+    if (!g) byKey.set(keys[k]!, (g = { metric: s.metric, tags: s.tags as Record<string, string>, ts: [], fields: nameMap(), lines: [] }));
+    const n = g.ts.length;
+    g.ts.push(s.ts);
+    g.lines.push(lines[k]!);
+    for (const f in s.fields) {
+      let col = g.fields[f];
+      if (col === undefined) g.fields[f] = col = new Array<FieldValue>(n).fill(null);
+      col.push(s.fields[f]!);
+    }
+    for (const f in g.fields) if (g.fields[f]!.length === n) g.fields[f]!.push(null);
+  }
+  return [...byKey.values()];
 }
 
 const SPACE = 0x20;
@@ -84,12 +128,25 @@ class Fail extends Error {
 export function parseLineProtocol(text: string, options: LineProtocolOptions): ParsedPoints {
   const samples: Sample[] = [];
   const lines: number[] = [];
+  const keys: string[] = [];
   const issues: LineIssue[] = [];
+  const groups = new Map<string, LineSeries>();
+  const columnar = options.columns === true;
+  // One point's fields, reused from line to line.
+  const names: string[] = [];
+  const values: FieldValue[] = [];
   const maxIssues = options.maxIssues ?? 100;
   const n = text.length;
   let line = options.firstLine ?? 1;
   let lineStart = 0;
   let i = 0;
+  /** Where the current point's measurement and tags end. */
+  let seriesEnd = 0;
+  /**
+   * Series already read in this text, by their text: a repeated series (the usual case) is not
+   * parsed again, and its samples share one metric and tags object.
+   */
+  const seen = new Map<string, { metric: string; tags: Record<string, string> }>();
 
   while (i < n && issues.length < maxIssues) {
     // Leading whitespace, blank lines, comments.
@@ -111,8 +168,7 @@ export function parseLineProtocol(text: string, options: LineProtocolOptions): P
     const startLine = line;
     const startOfLine = lineStart;
     try {
-      samples.push(point());
-      lines.push(startLine);
+      point(startLine);
     } catch (e) {
       if (!(e instanceof Fail)) throw e;
       // The failure may sit on a later line than the point's first (a string spanning lines).
@@ -123,17 +179,30 @@ export function parseLineProtocol(text: string, options: LineProtocolOptions): P
       while (i < n && text.charCodeAt(i) !== NL) i++;
     }
   }
-  return { samples, lines, issues };
+  return { samples, lines, keys, series: [...groups.values()], issues };
 
   function fail(message: string, at = i): never {
     throw new Fail(at, message);
   }
 
-  /** A name up to an unescaped stop; `escapable` are the characters a backslash escapes there. */
-  function name(what: string, stopAtEquals: boolean, escapeEquals: boolean): string {
+  /**
+   * A name up to an unescaped stop (comma, space, line end; `=` too where `stopAtEquals`). A
+   * backslash escapes comma, space and backslash, and `=` where `escapeEquals`. `what` names it
+   * in an error (a function, so the happy path builds no message).
+   */
+  function name(what: () => string, stopAtEquals: boolean, escapeEquals: boolean): string {
     const start = i;
+    // Fast path: no backslash before the stop, the name is one slice of the text.
+    for (; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (c === COMMA || c === SPACE || (stopAtEquals && c === EQUALS) || c === NL || c === CR) {
+        if (i === start) fail(`empty ${what()}`, start);
+        return text.slice(start, i);
+      }
+      if (c === BACKSLASH) break;
+    }
     let out = '';
-    let from = i;
+    let from = start;
     for (; i < n; i++) {
       const c = text.charCodeAt(i);
       if (c === BACKSLASH && i + 1 < n) {
@@ -145,45 +214,89 @@ export function parseLineProtocol(text: string, options: LineProtocolOptions): P
           continue;
         }
       }
-      if (c === COMMA || c === SPACE || (stopAtEquals && c === EQUALS)) break;
-      if (c === NL || c === CR) break;
+      if (c === COMMA || c === SPACE || (stopAtEquals && c === EQUALS) || c === NL || c === CR) break;
     }
     out += text.slice(from, i);
-    if (out === '') fail(`empty ${what}`, start);
+    if (out === '') fail(`empty ${what()}`, start);
     return out;
   }
 
-  function point(): Sample {
-    const metric = name('measurement', false, false);
+  function point(lineNo: number): void {
+    const start = i;
+    let end = i;
+    for (; end < n; end++) {
+      const c = text.charCodeAt(end);
+      if (c === BACKSLASH) end++;
+      else if (c === SPACE || c === NL || c === CR) break;
+    }
+    const keyText = text.slice(start, end);
+    const known = end < n && text.charCodeAt(end) === SPACE ? seen.get(keyText) : undefined;
+    let metric: string;
+    let tags: Record<string, string>;
+    if (known) {
+      ({ metric, tags } = known);
+      i = seriesEnd = end;
+    } else {
+      ({ metric, tags } = series());
+      if (seriesEnd === end) seen.set(keyText, { metric, tags });
+    }
+    if (text.charCodeAt(i) !== SPACE) fail(i >= n || text.charCodeAt(i) === NL || text.charCodeAt(i) === CR ? 'the line has no fields (expected a space, then field=value)' : `unexpected ${JSON.stringify(text[i])} after the measurement and tags (an unescaped character?)`);
+    const ts = rest();
+    if (columnar) {
+      let g = groups.get(keyText);
+      if (!g) groups.set(keyText, (g = { metric, tags, ts: [], fields: nameMap(), lines: [] }));
+      const count = g.ts.length;
+      g.ts.push(ts);
+      g.lines.push(lineNo);
+      for (let k = 0; k < names.length; k++) {
+        let col = g.fields[names[k]!];
+        if (col === undefined) g.fields[names[k]!] = col = new Array<FieldValue>(count).fill(null);
+        col.push(values[k]!);
+      }
+      if (names.length !== Object.keys(g.fields).length) for (const f in g.fields) if (g.fields[f]!.length === count) g.fields[f]!.push(null);
+      return;
+    }
+    const fields = nameMap<FieldValue>();
+    for (let k = 0; k < names.length; k++) fields[names[k]!] = values[k]!;
+    samples.push({ metric, tags, ts, fields });
+    lines.push(lineNo);
+    keys.push(keyText);
+  }
+
+  function series(): { metric: string; tags: Record<string, string> } {
+    const metric = name(() => 'measurement', false, false);
     const tags = nameMap<string>();
     while (text.charCodeAt(i) === COMMA) {
       i++;
       const keyAt = i;
-      const key = name('tag key', true, true);
+      const key = name(() => 'tag key', true, true);
       if (text.charCodeAt(i) !== EQUALS) fail(`tag ${JSON.stringify(key)} has no "=value"`);
       i++;
-      const value = name(`value of tag ${JSON.stringify(key)}`, true, true);
+      const value = name(() => `value of tag ${JSON.stringify(key)}`, true, true);
       if (Object.hasOwn(tags, key)) fail(`tag key ${JSON.stringify(key)} appears twice`, keyAt);
       tags[key] = value;
     }
-    if (text.charCodeAt(i) !== SPACE) fail(i >= n || text.charCodeAt(i) === NL || text.charCodeAt(i) === CR ? 'the line has no fields (expected a space, then field=value)' : `unexpected ${JSON.stringify(text[i])} after the measurement and tags (an unescaped character?)`);
-    while (text.charCodeAt(i) === SPACE) i++;
+    seriesEnd = i;
+    return { metric, tags };
+  }
 
-    const fields = nameMap<FieldValue>();
-    let count = 0;
+  /** Fields (into names and values) and the timestamp, from the space after the series. */
+  function rest(): number {
+    while (text.charCodeAt(i) === SPACE) i++;
+    names.length = 0;
+    values.length = 0;
     for (;;) {
       const keyAt = i;
-      const key = name('field key', true, true);
+      const key = name(() => 'field key', true, true);
       if (text.charCodeAt(i) !== EQUALS) fail(`field ${JSON.stringify(key)} has no "=value"`);
       i++;
       const value = fieldValue(key);
-      if (Object.hasOwn(fields, key)) fail(`field key ${JSON.stringify(key)} appears twice`, keyAt);
-      fields[key] = value;
-      count++;
+      if (names.includes(key)) fail(`field key ${JSON.stringify(key)} appears twice`, keyAt);
+      names.push(key);
+      values.push(value);
       if (text.charCodeAt(i) !== COMMA) break;
       i++;
     }
-    if (count === 0) fail('the line has no fields');
 
     let ts = options.now;
     if (text.charCodeAt(i) === SPACE) {
@@ -202,7 +315,7 @@ export function parseLineProtocol(text: string, options: LineProtocolOptions): P
       if (c !== SPACE && c !== TAB && c !== CR) fail(`unexpected ${JSON.stringify(text[i])} after the timestamp`);
       i++;
     }
-    return { metric, tags, ts, fields };
+    return ts;
   }
 
   function fieldValue(key: string): FieldValue {

@@ -85,17 +85,24 @@ export class InfluxController {
       if (!p) throw new S4Error('invalid_request', `precision ${JSON.stringify(precisionParam)} is not one of ${flavor === 'v1' ? [...V1_PRECISION.keys()].join(', ') : [...V2_PRECISION].join(', ')}`, 400);
       const text = typeof req.body === 'string' ? req.body : Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
       const now = this.ingest.now();
-      const parsed = parseLineProtocol(text, { precision: p, now });
+      // Columns per series: the validator checks a column far faster than an object per line.
+      const parsed = parseLineProtocol(text, { precision: p, now, columns: true });
       if (parsed.issues.length > 0) throw new ValidationError(parsed.issues.map((i) => ({ path: `line ${i.line}, column ${i.column}`, message: i.message })));
-      if (parsed.samples.length === 0) {
+      if (parsed.series.length === 0) {
         // Influx accepts an empty body as a no-op write.
         await reply.status(204).send();
         return;
       }
+      const grouped = parsed.series;
+      const series = grouped.map(({ metric, tags, ts, fields }) => ({ metric, tags, ts, fields }));
       try {
-        await this.ingest.write({ kind: 'json', body: { samples: parsed.samples } });
+        await this.ingest.write({ kind: 'json', body: { series } });
       } catch (e) {
-        throw remapIssues(e, /^samples\[(\d+)\]/, (k, rest) => `line ${parsed.lines[k]}${rest}`);
+        // `series[3].fields.v[17]` → `line 812.fields.v`; a series-wide problem names its first line.
+        throw remapIssues(e, /^series\[(\d+)\]/, (k, rest) => {
+          const at = /\[(\d+)\]/.exec(rest);
+          return `line ${grouped[k]!.lines[at ? Number(at[1]) : 0]}${at ? rest.replace(at[0], '') : rest}`;
+        });
       }
       await reply.status(204).send();
     } catch (e) {
