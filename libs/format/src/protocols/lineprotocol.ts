@@ -65,7 +65,7 @@ export function toColumns(parsed: ParsedPoints): LineSeries[] {
   for (let k = 0; k < samples.length; k++) {
     const s = samples[k]!;
     let g = byKey.get(keys[k]!);
-    if (!g) byKey.set(keys[k]!, (g = { metric: s.metric, tags: s.tags as Record<string, string>, ts: [], fields: nameMap(), lines: [] }));
+    if (!g) byKey.set(keys[k]!, (g = { metric: s.metric, tags: s.tags, ts: [], fields: nameMap(), lines: [] }));
     const n = g.ts.length;
     g.ts.push(s.ts);
     g.lines.push(lines[k]!);
