@@ -79,11 +79,25 @@ describe('API keys', () => {
     expect((await fetch(`${s4.url}/healthz`)).headers.get('cache-control')).toBe('no-store');
   });
 
+  // docs/protocols.md
+  const PROTOCOL_OPS = [
+    'GET /ping',
+    'POST /write',
+    'POST /api/v2/write',
+    'POST /api/v1/write',
+    'POST /api/v1/read',
+    ...['query', 'query_range', 'series', 'labels'].flatMap((p) => [`GET /api/v1/${p}`, `POST /api/v1/${p}`]),
+    'GET /api/v1/label/{name}/values',
+    'GET /api/v1/metadata',
+    'GET /api/v1/status/buildinfo',
+    'GET /render',
+  ];
+
   it('documents every endpoint in the OpenAPI document', async () => {
     const doc = (await (await fetch(`${s4.url}/openapi.json`, { headers: bearer(KEY) })).json()) as { paths: Record<string, Record<string, unknown>> };
     const ops = Object.entries(doc.paths).flatMap(([p, m]) => Object.keys(m).map((v) => `${v.toUpperCase()} ${p}`));
     expect(ops.sort()).toEqual(
-      ['GET /healthz', 'GET /metrics', 'GET /readyz', 'GET /v1/admin/shards', 'GET /v1/latest', 'GET /v1/query', 'GET /v1/series', 'POST /v1/admin/compact', 'POST /v1/admin/flush', 'POST /v1/admin/rebuild-catalog', 'POST /v1/admin/rollup', 'POST /v1/query', 'POST /v1/write'].sort(),
+      ['GET /healthz', 'GET /metrics', 'GET /readyz', 'GET /v1/admin/shards', 'GET /v1/latest', 'GET /v1/query', 'GET /v1/series', 'POST /v1/admin/compact', 'POST /v1/admin/flush', 'POST /v1/admin/rebuild-catalog', 'POST /v1/admin/rollup', 'POST /v1/query', 'POST /v1/write', ...PROTOCOL_OPS].sort(),
     );
   });
 });
