@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { modeEnv } from '../support/modes.js';
+import { MODES, modeEnv } from '../support/modes.js';
 import { requireProgram } from '../support/programs.js';
 import { S4Process } from '../support/s4-process.js';
 
@@ -18,13 +18,13 @@ async function read(s4: S4Process, metric: string): Promise<{ metric: string; ta
   return ((await r.json()) as { series: never[] }).series;
 }
 
-describe('Influx line protocol: the influx 1.x CLI, /write and /api/v2/write', () => {
+describe.each(MODES)('Influx line protocol (%s): the influx 1.x CLI, /write and /api/v2/write', (mode) => {
   let s4: S4Process;
   let ns: string;
   const dir = mkdtempSync(join(tmpdir(), 's4-influx-'));
 
   beforeAll(async () => {
-    const env = await modeEnv('embedded', { S4_API_KEYS: KEY });
+    const env = await modeEnv(mode, { S4_API_KEYS: KEY });
     ns = env.S4_NAMESPACE!;
     s4 = await S4Process.start(env);
   });

@@ -96,6 +96,14 @@ const TRUE = new Set(['t', 'T', 'true', 'True', 'TRUE']);
 const FALSE = new Set(['f', 'F', 'false', 'False', 'FALSE']);
 
 /** A bad point, thrown inside the parser and turned into a LineIssue with its line and column. */
+/** A series met before in this text: its parsed key, and (columnar mode) its columns and how many. */
+interface Known {
+  readonly metric: string;
+  readonly tags: Record<string, string>;
+  group: LineSeries | undefined;
+  width: number;
+}
+
 class Fail extends Error {
   constructor(
     readonly at: number,
@@ -130,7 +138,7 @@ export function parseLineProtocol(text: string, options: LineProtocolOptions): P
   const lines: number[] = [];
   const keys: string[] = [];
   const issues: LineIssue[] = [];
-  const groups = new Map<string, LineSeries>();
+  const groups: LineSeries[] = [];
   const columnar = options.columns === true;
   // One point's fields, reused from line to line.
   const names: string[] = [];
@@ -146,7 +154,7 @@ export function parseLineProtocol(text: string, options: LineProtocolOptions): P
    * Series already read in this text, by their text: a repeated series (the usual case) is not
    * parsed again, and its samples share one metric and tags object.
    */
-  const seen = new Map<string, { metric: string; tags: Record<string, string> }>();
+  const seen = new Map<string, Known>();
 
   while (i < n && issues.length < maxIssues) {
     // Leading whitespace, blank lines, comments.
@@ -179,7 +187,7 @@ export function parseLineProtocol(text: string, options: LineProtocolOptions): P
       while (i < n && text.charCodeAt(i) !== NL) i++;
     }
   }
-  return { samples, lines, keys, series: [...groups.values()], issues };
+  return { samples, lines, keys, series: groups, issues };
 
   function fail(message: string, at = i): never {
     throw new Fail(at, message);
@@ -231,29 +239,35 @@ export function parseLineProtocol(text: string, options: LineProtocolOptions): P
     }
     const keyText = text.slice(start, end);
     const known = end < n && text.charCodeAt(end) === SPACE ? seen.get(keyText) : undefined;
-    let metric: string;
-    let tags: Record<string, string>;
+    let entry: Known;
     if (known) {
-      ({ metric, tags } = known);
+      entry = known;
       i = seriesEnd = end;
     } else {
-      ({ metric, tags } = series());
-      if (seriesEnd === end) seen.set(keyText, { metric, tags });
+      const { metric, tags } = series();
+      entry = { metric, tags, group: undefined, width: 0 };
+      // Only a series whose text ends where the scan ended is known by that text.
+      if (seriesEnd === end) seen.set(keyText, entry);
     }
+    const { metric, tags } = entry;
     if (text.charCodeAt(i) !== SPACE) fail(i >= n || text.charCodeAt(i) === NL || text.charCodeAt(i) === CR ? 'the line has no fields (expected a space, then field=value)' : `unexpected ${JSON.stringify(text[i])} after the measurement and tags (an unescaped character?)`);
     const ts = rest();
     if (columnar) {
-      let g = groups.get(keyText);
-      if (!g) groups.set(keyText, (g = { metric, tags, ts: [], fields: nameMap(), lines: [] }));
+      let g = entry.group;
+      if (!g) groups.push((g = entry.group = { metric, tags, ts: [], fields: nameMap(), lines: [] }));
       const count = g.ts.length;
       g.ts.push(ts);
       g.lines.push(lineNo);
       for (let k = 0; k < names.length; k++) {
         let col = g.fields[names[k]!];
-        if (col === undefined) g.fields[names[k]!] = col = new Array<FieldValue>(count).fill(null);
+        if (col === undefined) {
+          g.fields[names[k]!] = col = new Array<FieldValue>(count).fill(null);
+          entry.width++;
+        }
         col.push(values[k]!);
       }
-      if (names.length !== Object.keys(g.fields).length) for (const f in g.fields) if (g.fields[f]!.length === count) g.fields[f]!.push(null);
+      // A line without some of the series' fields: pad those columns.
+      if (names.length !== entry.width) for (const f in g.fields) if (g.fields[f]!.length === count) g.fields[f]!.push(null);
       return;
     }
     const fields = nameMap<FieldValue>();
