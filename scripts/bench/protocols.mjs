@@ -7,7 +7,7 @@
 // S4 runs embedded with its defaults (fsync always, periodic flush and rollups on), as users run
 // it; VictoriaMetrics is the Debian package (run.sh installs it: apt-get install victoria-metrics).
 // Env: BENCH_SENSORS (200), BENCH_HOURS (2), BENCH_BATCH_SAMPLES (50000), BENCH_INGEST_CONCURRENCY
-// (4), BENCH_ROUNDS (2: S4 and VM alternate, each on a fresh data dir), BENCH_VM_BIN, BENCH_WORK.
+// (4), BENCH_ROUNDS (3: S4 and VM alternate, each on a fresh data dir), BENCH_VM_BIN, BENCH_WORK.
 import { rmSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve, dirname } from 'node:path';
@@ -25,7 +25,7 @@ const K = {
   hours: num('BENCH_HOURS', 2),
   batchSamples: num('BENCH_BATCH_SAMPLES', 50_000),
   concurrency: num('BENCH_INGEST_CONCURRENCY', 4),
-  rounds: num('BENCH_ROUNDS', 2),
+  rounds: num('BENCH_ROUNDS', 3),
 };
 const WORK = env.BENCH_WORK || '/tmp/s4-bench-protocols';
 const VM_BIN = env.BENCH_VM_BIN || 'victoria-metrics';
@@ -119,7 +119,12 @@ for (let round = 0; round < K.rounds; round++) {
   }
 }
 
-const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+// The middle value; the mean of the two middle ones for an even count.
+const median = (a) => {
+  const s = [...a].sort((x, y) => x - y);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
 const fmt = (n) => Math.round(n).toLocaleString('en');
 const m = machine();
 const report = {

@@ -104,6 +104,7 @@ describe.each(MODES)('Influx line protocol (%s): the influx 1.x CLI, /write and 
     expect((await fetch(`${s4.url}/api/v2/write`, { method: 'POST', headers: auth, body: 'm v=1' })).status).toBe(400);
     expect((await fetch(`${s4.url}/api/v2/write?bucket=${ns}&precision=m`, { method: 'POST', headers: auth, body: 'm v=1' })).status).toBe(400);
     expect((await fetch(`${s4.url}/write?db=${ns}`, { method: 'POST', body: 'm v=1' })).status).toBe(401);
+    expect((await fetch(`${s4.url}/write?db=${ns}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"m":1}' })).status).toBe(415);
     expect((await fetch(`${s4.url}/ping`)).status).toBe(204);
   });
 });

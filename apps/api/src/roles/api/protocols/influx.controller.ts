@@ -83,7 +83,9 @@ export class InfluxController {
         throw new S4Error('not_found', `${flavor === 'v1' ? 'database' : 'bucket'} ${JSON.stringify(db)} not found: this server stores namespace ${JSON.stringify(this.config.namespace)}`, 404);
       const p = flavor === 'v1' ? V1_PRECISION.get(precisionParam ?? 'ns') : V2_PRECISION.has(precisionParam ?? 'ns') ? ((precisionParam ?? 'ns') as Precision) : undefined;
       if (!p) throw new S4Error('invalid_request', `precision ${JSON.stringify(precisionParam)} is not one of ${flavor === 'v1' ? [...V1_PRECISION.keys()].join(', ') : [...V2_PRECISION].join(', ')}`, 400);
-      const text = typeof req.body === 'string' ? req.body : Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
+      // A body another parser read (JSON, MessagePack, a form) is not line protocol.
+      if (req.body !== undefined && typeof req.body !== 'string') throw new S4Error('unsupported_media_type', `Content-Type ${req.headers['content-type'] ?? '(none)'} is not line protocol; send text/plain (or no Content-Type)`, 415);
+      const text = req.body ?? '';
       const now = this.ingest.now();
       // Columns per series: the validator checks a column far faster than an object per line.
       const parsed = parseLineProtocol(text, { precision: p, now, columns: true });
