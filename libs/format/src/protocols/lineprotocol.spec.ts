@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Sample } from '@s4/core';
-import { formatLine, parseLineProtocol, toColumns, type Precision } from './lineprotocol.js';
+import { formatLine, parseLineProtocol, PRECISIONS, toColumns, toMillis, type Precision } from './lineprotocol.js';
 
 const parse = (text: string, precision: Precision = 'ns', now = 0) => parseLineProtocol(text, { precision, now });
 const one = (text: string, precision: Precision = 'ns', now = 0) => {
@@ -135,6 +135,20 @@ describe('line protocol round trip', () => {
         const plainSeries = (list: ReturnType<typeof toColumns>) => list.map((g) => ({ ...g, tags: { ...g.tags }, fields: { ...g.fields } }));
         expect(plainSeries(parseLineProtocol(text, { precision: 'ms', now: 0, columns: true }).series)).toEqual(plainSeries(toColumns(r)));
         expect(r.samples.map((s) => ({ ...s, tags: { ...s.tags }, fields: { ...s.fields } }))).toEqual(samples.map((s) => ({ ...s, tags: { ...s.tags }, fields: { ...s.fields } })));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('reads timestamps and floats by their characters exactly as toMillis and Number do', () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[1-9]\d{0,18}$/), fc.constantFrom(...PRECISIONS), fc.double({ noNaN: true, noDefaultInfinity: true }), (digits, precision, v) => {
+        const want = toMillis(digits, precision);
+        fc.pre(Number.isSafeInteger(want));
+        const r = parseLineProtocol(`m v=${v} ${digits}`, { precision, now: 0, columns: true });
+        expect(r.issues).toEqual([]);
+        expect(r.series[0]!.ts).toEqual([want]);
+        expect(r.series[0]!.fields.v).toEqual([Object.is(v, -0) ? -0 : v]);
       }),
       { numRuns: 300 },
     );

@@ -89,6 +89,10 @@ const NL = 0x0a;
 const CR = 0x0d;
 const HASH = 0x23;
 
+/** Digits below a millisecond (dropped: S4 stores ms) and ms per unit, by precision. */
+const DROP_DIGITS: Record<Precision, number> = { ns: 6, us: 3, ms: 0, s: 0, m: 0, h: 0 };
+const MS_PER_UNIT: Record<Precision, number> = { ns: 1, us: 1, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
 const FLOAT = /^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$/;
 const INTEGER = /^[-+]?\d+$/;
 const UNSIGNED = /^\d+$/;
@@ -144,6 +148,7 @@ export function parseLineProtocol(text: string, options: LineProtocolOptions): P
   const names: string[] = [];
   const values: FieldValue[] = [];
   const maxIssues = options.maxIssues ?? 100;
+  const { precision } = options;
   const n = text.length;
   let line = options.firstLine ?? 1;
   let lineStart = 0;
@@ -316,12 +321,15 @@ export function parseLineProtocol(text: string, options: LineProtocolOptions): P
     if (text.charCodeAt(i) === SPACE) {
       while (text.charCodeAt(i) === SPACE) i++;
       const at = i;
+      let digitsOnly = true;
       while (i < n) {
         const c = text.charCodeAt(i);
         if (c === SPACE || c === NL || c === CR || c === TAB) break;
+        if (c < 0x30 || c > 0x39) digitsOnly = false;
         i++;
       }
-      if (i > at) ts = timestamp(text.slice(at, i), at);
+      const keep = i - at - DROP_DIGITS[precision];
+      if (i > at) ts = digitsOnly && keep <= 15 ? (keep > 0 ? wholeNumber(at, at + keep) : 0) * MS_PER_UNIT[precision] : timestamp(text.slice(at, i), at);
     }
     while (i < n) {
       const c = text.charCodeAt(i);
@@ -357,6 +365,16 @@ export function parseLineProtocol(text: string, options: LineProtocolOptions): P
       }
       return fail(`the string value of field ${JSON.stringify(key)} has no closing quote`, at);
     }
+    // The common case, a plain float (`21.37`, `-1.5e3`), is checked by its characters and
+    // converted by Number() (correct rounding), without a token slice through a regular expression.
+    const plain = plainFloatEnd(at);
+    if (plain > at) {
+      const after = text.charCodeAt(plain);
+      if (plain === n || after === COMMA || after === SPACE || after === NL || after === CR) {
+        i = plain;
+        return Number(text.slice(at, plain));
+      }
+    }
     while (i < n) {
       const c = text.charCodeAt(i);
       if (c === COMMA || c === SPACE || c === NL || c === CR) break;
@@ -377,6 +395,44 @@ export function parseLineProtocol(text: string, options: LineProtocolOptions): P
     if (TRUE.has(token)) return true;
     if (FALSE.has(token)) return false;
     return fail(`field ${JSON.stringify(key)}: ${JSON.stringify(token)} is not a float, integer (i), unsigned (u), "string" or boolean`, at);
+  }
+
+  /** The decimal digits in [from, to) as a number (at most 15 digits: exact). */
+  function wholeNumber(from: number, to: number): number {
+    let v = 0;
+    for (let k = from; k < to; k++) v = v * 10 + (text.charCodeAt(k) - 0x30);
+    return v;
+  }
+
+  /** Where a float of the spec's grammar starting at `from` ends; `from` when there is none. */
+  function plainFloatEnd(from: number): number {
+    let k = from;
+    let c = text.charCodeAt(k);
+    if (c === 0x2d || c === 0x2b) c = text.charCodeAt(++k);
+    let digits = 0;
+    while (c >= 0x30 && c <= 0x39) {
+      digits++;
+      c = text.charCodeAt(++k);
+    }
+    if (c === 0x2e) {
+      c = text.charCodeAt(++k);
+      while (c >= 0x30 && c <= 0x39) {
+        digits++;
+        c = text.charCodeAt(++k);
+      }
+    }
+    if (digits === 0) return from;
+    if (c === 0x65 || c === 0x45) {
+      c = text.charCodeAt(++k);
+      if (c === 0x2d || c === 0x2b) c = text.charCodeAt(++k);
+      let exp = 0;
+      while (c >= 0x30 && c <= 0x39) {
+        exp++;
+        c = text.charCodeAt(++k);
+      }
+      if (exp === 0) return from;
+    }
+    return k;
   }
 
   function timestamp(token: string, at: number): number {
