@@ -91,6 +91,7 @@ describe('API keys', () => {
     'GET /api/v1/metadata',
     'GET /api/v1/status/buildinfo',
     'GET /render',
+    'GET /metrics/find',
   ];
 
   it('documents every endpoint in the OpenAPI document', async () => {

@@ -103,6 +103,21 @@ describe('Graphite: plaintext over TCP through carbon-c-relay, and /render', () 
     expect((await render(s4, { target: 'bad.line', from: String(base), until: String(base + 2) })).body).toEqual([]);
   });
 
+  it('answers /metrics/find with the tree Grafana browses', async () => {
+    const find = async (query: string) => (await (await fetch(`${s4.url}/metrics/find?query=${encodeURIComponent(query)}&from=${base - 10}&until=${base + 700}`, { headers: auth })).json());
+    expect(await find('*')).toEqual(
+      expect.arrayContaining([
+        { text: 'servers', id: 'servers', leaf: 0, expandable: 1, allowChildren: 1 },
+        { text: 'disk', id: 'disk', leaf: 0, expandable: 1, allowChildren: 1 },
+      ]),
+    );
+    expect(await find('servers.*')).toEqual([
+      { text: 'web1', id: 'servers.web1', leaf: 0, expandable: 1, allowChildren: 1 },
+      { text: 'web2', id: 'servers.web2', leaf: 0, expandable: 1, allowChildren: 1 },
+    ]);
+    expect(await find('servers.web{1,3}.*')).toEqual([{ text: 'cpu', id: 'servers.web1.cpu', leaf: 1, expandable: 0, allowChildren: 0 }]);
+  });
+
   it('refuses Graphite functions, other formats and bad times with 400, and needs a key', async () => {
     expect((await fetch(`${s4.url}/render?target=sumSeries(a.*)`, { headers: auth })).status).toBe(400);
     expect((await fetch(`${s4.url}/render?target=a&format=png`, { headers: auth })).status).toBe(400);

@@ -96,6 +96,38 @@ export class GraphiteController {
     await reply.status(200).header('content-type', 'application/json').send(JSON.stringify(out));
   }
 
+  @Get('metrics/find')
+  @ApiOperation({ summary: 'Graphite metric tree: the nodes matching a path pattern (Grafana\'s Graphite query editor)' })
+  @ApiQuery({ name: 'query', required: true, description: 'a path pattern, e.g. servers.* (globs within a node)' })
+  @ApiQuery({ name: 'from', required: false })
+  @ApiQuery({ name: 'until', required: false })
+  @ApiResponse({ status: 200, description: '[{"text","id","leaf":0|1,"expandable":0|1,"allowChildren":0|1}]' })
+  async find(@Query('query') query?: string, @Query('from') fromText?: string, @Query('until') untilText?: string): Promise<unknown> {
+    if (!query) throw new S4Error('invalid_request', 'query is required', 400);
+    const now = this.clock.now();
+    const from = graphiteTime(fromText ?? '-24h', now, 'from');
+    const to = graphiteTime(untilText ?? 'now', now, 'until') + 1;
+    const depth = query.split('.').length;
+    const re = graphiteGlob(query);
+    const nodes = new Map<string, { leaf: boolean; branch: boolean }>();
+    for (const k of await this.engine.series(undefined, nameMap(), from, to)) {
+      const parts = k.metric.split('.');
+      if (parts.length < depth) continue;
+      const id = parts.slice(0, depth).join('.');
+      if (!re.test(id)) continue;
+      const node = nodes.get(id) ?? { leaf: false, branch: false };
+      if (parts.length === depth) node.leaf = true;
+      else node.branch = true;
+      nodes.set(id, node);
+    }
+    return [...nodes]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .flatMap(([id, n]) => [
+        ...(n.branch ? [{ text: id.split('.').at(-1), id, leaf: 0, expandable: 1, allowChildren: 1 }] : []),
+        ...(n.leaf ? [{ text: id.split('.').at(-1), id, leaf: 1, expandable: 0, allowChildren: 0 }] : []),
+      ]);
+  }
+
   private async metricsMatching(pattern: string, from: number, to: number): Promise<string[]> {
     const re = graphiteGlob(pattern);
     const keys: SeriesKey[] = await this.engine.series(undefined, nameMap(), from, to);
