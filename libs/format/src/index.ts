@@ -15,7 +15,6 @@ export { WAL_HEADER_BYTES, WAL_RECORD_TYPES, decodeWal, encodeWalRecord, type Wa
 export * from './shred/index.js';
 export { PENDING_DELETES_VERSION, decodePendingDeletes, encodePendingDeletes, type PendingDelete } from './catalog/pending-deletes.js';
 export { INGEST_MESSAGE_HEADER, INGEST_MESSAGE_VERSION, decodeIngestMessage, encodeIngestAppend, encodeIngestMessage } from './ingest/message.js';
-export { formatLine, LineProtocolError, parseLineProtocol, PRECISIONS, toMillis, type LineIssue, type LineProtocolOptions, type ParsedPoints, type Precision } from './protocols/lineprotocol.js';
 export { formatLine, LineProtocolError, parseLineProtocol, PRECISIONS, toColumns, toMillis, type LineIssue, type LineProtocolOptions, type LineSeries, type ParsedPoints, type Precision } from './protocols/lineprotocol.js';
 export { snappyCompress, snappyDecompress, snappyLength, SnappyError } from './protocols/snappy.js';
 export { ProtobufError } from './protocols/protobuf.js';

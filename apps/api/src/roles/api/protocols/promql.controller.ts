@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { LimitError, S4Error, UnavailableError, nameMap, type Clock, type SeriesKey } from '@s4/core';
+import { LimitError, S4Error, UnavailableError, nameMap, own, type Clock, type SeriesKey } from '@s4/core';
 import type { Config } from '@s4/config';
 import type { QueryEngine } from '@s4/engine';
 import { CLOCK, CONFIG } from '../../../http/tokens.js';
@@ -150,7 +150,7 @@ export class PromqlController {
     await this.answer(reply, async () => {
       const values = new Set<string>();
       for (const k of await this.keys(params(req))) {
-        const v = name === METRIC_LABEL ? k.metric : Object.hasOwn(k.tags, name) ? k.tags[name] : undefined;
+        const v = name === METRIC_LABEL ? k.metric : own(k.tags, name);
         if (v !== undefined) values.add(v);
       }
       return [...values].sort();
