@@ -57,6 +57,18 @@ describe.each(adapters)('HotTier contract: %s', (_name, adapter) => {
     expect((await tier.seriesIn(ref, undefined, 0, 3 * H)).length).toBe(2);
   });
 
+  it('counts the unflushed bytes and logs of one shard, released bytes excluded', async () => {
+    const { tier, ref } = await start();
+    const other: ShardRef = { ...ref, shard: ref.shard + 1 };
+    expect(await tier.shardStats(ref)).toEqual({ bytes: 0, logs: 0 });
+    await tier.append([entry(ref, 0, 1, [1, 2, 3]), entry(ref, 0, 2, [7]), entry(ref, H, 1, [5, 6]), entry(other, 0, 1, [9, 9, 9, 9])]);
+    expect(await tier.shardStats(ref)).toEqual({ bytes: 6, logs: 3 });
+    const lease = (await tier.acquireLease(ref, 'w', 10_000))!;
+    await tier.release(lease, 0, [{ id: seriesId(key(1)), length: 2 }, { id: seriesId(key(2)), length: 1 }]);
+    expect(await tier.shardStats(ref)).toEqual({ bytes: 3, logs: 2 });
+    expect(await tier.shardStats(other)).toEqual({ bytes: 4, logs: 1 });
+  });
+
   it('hands out leases with increasing fences, one owner at a time', async () => {
     const { tier, ref } = await start();
     const a = await tier.acquireLease(ref, 'a', 10_000);

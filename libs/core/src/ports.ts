@@ -78,6 +78,8 @@ export interface HotTier {
   renewLease(lease: Lease, ttlMs: number): Promise<boolean>;
   releaseLease(lease: Lease): Promise<void>;
   stats(): Promise<HotTierStats>;
+  /** Unflushed bytes and series logs of one shard (the health page; O(logs of the shard)). */
+  shardStats(ref: ShardRef): Promise<HotTierStats>;
   close(): Promise<void>;
 }
 

@@ -14,3 +14,4 @@ export { ROLLUP_RESOLUTIONS } from './rollup/resolutions.js';
 export { parseWrite, type SeriesWrite, type WriteBody, type WriteLimits } from './write/validate.js';
 export { Writer, type WriteResult, type WriterOptions } from './write/writer.js';
 export { Compactor, COMPACT_DEFAULTS, type CompactStats, type CompactorOptions } from './compact/compactor.js';
+export { HealthReader, type ShardHealth, type ShardHealthOptions } from './health/shard-health.js';

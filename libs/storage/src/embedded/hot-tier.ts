@@ -369,6 +369,16 @@ export class EmbeddedHotTier implements HotTier {
     return { bytes: this.liveBytes, logs };
   }
 
+  async shardStats(ref: ShardRef): Promise<HotTierStats> {
+    let bytes = 0;
+    let logs = 0;
+    for (const w of this.shard(ref).windows.values()) {
+      for (const log of w.values()) bytes += log.length;
+      logs += w.size;
+    }
+    return { bytes, logs };
+  }
+
   async close(): Promise<void> {
     while (this.writing) await this.writing;
     await this.file.close();

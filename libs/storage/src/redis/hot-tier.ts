@@ -13,7 +13,7 @@ import {
   type ShardRef,
 } from '@s4/core';
 import { hotTierError } from './faults.js';
-import { ACQUIRE, APPEND, BUMP, RELEASE, RENEW, SCAN, UNLOCK } from './scripts.js';
+import { ACQUIRE, APPEND, BUMP, RELEASE, RENEW, SCAN, SHARD_STATS, UNLOCK } from './scripts.js';
 
 type Arg = string | number | Buffer;
 interface ScriptedRedis extends Redis {
@@ -24,6 +24,7 @@ interface ScriptedRedis extends Redis {
   s4renew(prefix: string, holder: string, ttl: number): Promise<number>;
   s4unlock(prefix: string, holder: string): Promise<number>;
   s4bump(prefix: string, holder: string): Promise<number>;
+  s4shardstats(prefix: string): Promise<[number, number]>;
 }
 
 /** The key prefix of a shard; the braces make every key of the shard one Redis Cluster slot. */
@@ -111,6 +112,7 @@ export class RedisHotTier implements HotTier {
     redis.defineCommand('s4renew', { numberOfKeys: 1, lua: RENEW });
     redis.defineCommand('s4unlock', { numberOfKeys: 1, lua: UNLOCK });
     redis.defineCommand('s4bump', { numberOfKeys: 1, lua: BUMP });
+    redis.defineCommand('s4shardstats', { numberOfKeys: 1, lua: SHARD_STATS });
     this.redis = redis as unknown as ScriptedRedis;
 
     // One report per outage: the client retries every couple of seconds and would repeat it each time.
@@ -256,6 +258,11 @@ export class RedisHotTier implements HotTier {
       const bytes = Number(/used_memory:(\d+)/.exec(info)?.[1] ?? 0);
       return { bytes, logs: await this.redis.dbsize() };
     });
+  }
+
+  async shardStats(ref: ShardRef): Promise<HotTierStats> {
+    const [bytes, logs] = await this.run('reading shard stats', () => this.redis.s4shardstats(shardPrefix(ref)));
+    return { bytes: Number(bytes), logs: Number(logs) };
   }
 
   async close(): Promise<void> {

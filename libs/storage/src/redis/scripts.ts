@@ -120,3 +120,17 @@ local p = KEYS[1]
 ${LEASE_CHECK}
 return redis.call('INCR', p .. 'gen')
 `;
+
+/** Unflushed bytes and series logs of the shard: `{ bytes, logs }`. One call, O(logs of the shard). */
+export const SHARD_STATS = `
+local p = KEYS[1]
+local bytes, logs = 0, 0
+for _, w in ipairs(redis.call('ZRANGE', p .. 'windows', 0, -1)) do
+  local wp = p .. 'w:' .. w .. ':'
+  for _, id in ipairs(redis.call('HKEYS', wp .. 'meta')) do
+    bytes = bytes + redis.call('STRLEN', wp .. 'log:' .. id)
+    logs = logs + 1
+  end
+end
+return { bytes, logs }
+`;

@@ -1,20 +1,23 @@
 import { Controller, Get, HttpCode, Inject, Post } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { allShards } from '@s4/core';
+import { allShards, type Clock } from '@s4/core';
 import type { Config } from '@s4/config';
-import type { CompactStats, FlushStats, RollupStats } from '@s4/engine';
-import { CONFIG, INGEST_LAG } from '../../http/tokens.js';
+import type { CompactStats, FlushStats, HealthReader, RollupStats, ShardHealth } from '@s4/engine';
+import { CLOCK, CONFIG, INGEST_LAG } from '../../http/tokens.js';
 import type { IngestLagMonitor } from '../ingest/lag.js';
 import type { WorkerPasses } from '../threads/passes.js';
 import { COMPACT_RESULT_SCHEMA, FLUSH_RESULT_SCHEMA, ROLLUP_RESULT_SCHEMA, SHARDS_SCHEMA } from './openapi.js';
+import { HEALTH_READER, WORKER_PASSES } from './tokens.js';
 
 export interface ShardsAnswer {
+  readonly now: number;
+  readonly lookbackMs: number;
   readonly ingest: 'direct' | 'kafka';
   readonly readyLag: number | null;
   readonly lagReadAt: string | null;
-  readonly shards: { shard: number; lag: number | null; lagging: boolean }[];
+  /** The engine's view of each shard (hot tier, flush, compaction, rollups) with its ingest lag beside it. */
+  readonly shards: (ShardHealth & { lag: number | null; lagging: boolean })[];
 }
-import { WORKER_PASSES } from './tokens.js';
 
 /** Admin passes run in the segment, aggregate and compact worker threads, never on the HTTP thread. */
 @ApiTags('admin')
@@ -24,22 +27,31 @@ export class AdminController {
     @Inject(WORKER_PASSES) private readonly passes: WorkerPasses,
     @Inject(CONFIG) private readonly config: Config,
     @Inject(INGEST_LAG) private readonly lag: IngestLagMonitor | null,
+    @Inject(HEALTH_READER) private readonly health: HealthReader,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   @Get('shards')
-  @ApiOperation({ summary: 'Every shard of the namespace with its ingest lag (S4_INGEST=kafka: messages in its Kafka partition not yet in the hot tier)' })
-  @ApiResponse({ status: 200, schema: SHARDS_SCHEMA })
+  @ApiOperation({
+    summary:
+      'Every shard of the namespace: unflushed hot-tier bytes and windows, flush lag and the last part registered, parts per window (compaction debt), rollup freshness, and its ingest lag (S4_INGEST=kafka: messages in its Kafka partition not yet in the hot tier)',
+  })
+  @ApiResponse({ status: 200, description: 'One object per shard; read on the HTTP thread from the hot tier, the catalogs and the ingest lag monitor', schema: SHARDS_SCHEMA })
   async shards(): Promise<ShardsAnswer> {
     const { lag, config } = this;
+    const now = this.clock.now();
     // An old snapshot (Kafka was unreachable) is read again now; still failing, the old one is shown with its time.
-    const snap = lag ? (lag.fresh() ?? (await lag.read())) : null;
+    const [snap, health] = await Promise.all([lag ? (lag.fresh() ?? lag.read()) : null, this.health.shards()]);
+    const byShard = new Map(health.map((h) => [h.shard, h]));
     return {
+      now,
+      lookbackMs: this.health.lookbackMs,
       ingest: config.ingest.mode,
       readyLag: lag ? lag.readyLag : null,
       lagReadAt: snap ? new Date(snap.at).toISOString() : null,
       shards: allShards(config.shards).map((shard) => {
         const l = snap?.shards.get(shard) ?? null;
-        return { shard, lag: l, lagging: l !== null && lag !== null && l > lag.readyLag };
+        return { ...byShard.get(shard)!, shard, lag: l, lagging: l !== null && lag !== null && l > lag.readyLag };
       }),
     };
   }

@@ -10,7 +10,7 @@ import type { ApiRoot } from './api.root.js';
 import { Ingest } from './ingest.js';
 import { PROTOCOL_CONTROLLERS, PROTOCOL_PROVIDERS } from './protocols/index.js';
 import { QueryController } from './query.controller.js';
-import { QUERY_ENGINE, WORKER_PASSES, WRITER } from './tokens.js';
+import { HEALTH_READER, QUERY_ENGINE, WORKER_PASSES, WRITER } from './tokens.js';
 import { WriteController } from './write.controller.js';
 
 export interface ApiModuleDeps {
@@ -39,6 +39,7 @@ export class ApiModule {
         { provide: QUERY_ENGINE, useValue: deps.api.query },
         { provide: WORKER_PASSES, useValue: deps.passes },
         { provide: INGEST_LAG, useValue: deps.lag },
+        { provide: HEALTH_READER, useValue: deps.api.health },
       ],
     };
   }

@@ -1,12 +1,13 @@
 import type { Clock, HotTier, IngestLog, ObjectStore } from '@s4/core';
 import type { Config } from '@s4/config';
-import { CatalogStore, QueryEngine, Writer } from '@s4/engine';
+import { CatalogStore, HealthReader, QueryEngine, Writer } from '@s4/engine';
 import type { Metrics } from '../../metrics.js';
 
 /** What the API role serves requests with (on the HTTP thread): writes into the hot tier, queries over both stores. */
 export interface ApiRoot {
   readonly writer: Writer;
   readonly query: QueryEngine;
+  readonly health: HealthReader;
 }
 
 /**
@@ -27,5 +28,7 @@ export function createApiRoot(config: Config, hot: HotTier, objects: ObjectStore
     clock,
   );
   metrics.watchQuery(query.counters);
-  return { writer, query };
+  // Its own catalog caches: the health page must not evict what queries keep warm.
+  const health = new HealthReader(hot, new CatalogStore(objects), new CatalogStore(objects, 'rollup'), { ns, shards: config.shards, clock, lookbackMs: config.rollup.lookbackMs });
+  return { writer, query, health };
 }

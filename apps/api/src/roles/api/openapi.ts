@@ -74,26 +74,6 @@ const WARNINGS = {
 
 export const QUERY_RESULT_SCHEMA = { type: 'object', properties: { series: { type: 'array', items: columns }, warnings: WARNINGS } };
 
-export const SHARDS_SCHEMA = {
-  type: 'object',
-  properties: {
-    ingest: { type: 'string', enum: ['direct', 'kafka'] },
-    readyLag: { type: 'integer', nullable: true, description: 'S4_INGEST_READY_LAG (kafka only)' },
-    lagReadAt: { type: 'string', format: 'date-time', nullable: true, description: 'when the lag was read from Kafka' },
-    shards: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          shard: { type: 'integer' },
-          lag: { type: 'integer', nullable: true, description: 'messages in the shard\'s Kafka partition not yet written to the hot tier and committed; null with direct ingest or when unknown' },
-          lagging: { type: 'boolean', description: 'lag over readyLag: queries warn that this shard\'s recent data may be missing' },
-        },
-      },
-    },
-  },
-};
-
 export const SERIES_LIST_SCHEMA = {
   type: 'object',
   properties: { series: { type: 'array', items: { type: 'object', properties: { metric: { type: 'string' }, tags } } } },
@@ -118,4 +98,58 @@ export const COMPACT_RESULT_SCHEMA = {
 export const ROLLUP_RESULT_SCHEMA = {
   type: 'object',
   properties: { objects: { type: 'integer' }, series: { type: 'integer' }, windows: { type: 'integer' } },
+};
+
+const int = { type: 'integer' };
+const nullableTime = { type: 'integer', nullable: true, description: 'ms since the epoch, or null' };
+
+/** GET /v1/admin/shards. Each shard object is open (additionalProperties): new concerns add a key beside the others. */
+export const SHARDS_SCHEMA = {
+  type: 'object',
+  required: ['now', 'lookbackMs', 'ingest', 'shards'],
+  properties: {
+    now: { ...int, description: 'the server clock when this was read' },
+    lookbackMs: { ...int, description: 'catalogs of the days overlapping [now - lookbackMs, now] were read' },
+    ingest: { type: 'string', enum: ['direct', 'kafka'] },
+    readyLag: { type: 'integer', nullable: true, description: 'S4_INGEST_READY_LAG (kafka only)' },
+    lagReadAt: { type: 'string', format: 'date-time', nullable: true, description: 'when the lag was read from Kafka' },
+    shards: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: true,
+        required: ['shard', 'hot', 'flush', 'compaction', 'rollup', 'lag', 'lagging'],
+        properties: {
+          shard: int,
+          lag: { type: 'integer', nullable: true, description: "messages in the shard's Kafka partition not yet written to the hot tier and committed; null with direct ingest or when unknown" },
+          lagging: { type: 'boolean', description: "lag over readyLag: queries warn that this shard's recent data may be missing" },
+          hot: {
+            type: 'object',
+            description: 'what the hot tier holds for the shard (not yet flushed)',
+            properties: { bytes: int, logs: int, windows: { type: 'array', items: int }, oldestWindow: { ...nullableTime, description: 'start of the oldest unflushed window' } },
+          },
+          flush: {
+            type: 'object',
+            properties: {
+              closedWindows: { ...int, description: 'closed windows still in the hot tier' },
+              lagMs: { ...int, description: 'since the oldest closed hot window closed; 0 when none' },
+              lastAt: { ...nullableTime, description: 'when the newest part (flush or fold) was registered' },
+              lastWindow: nullableTime,
+              lastLagMs: { type: 'integer', nullable: true, description: 'how long after its window closed the newest part was registered' },
+            },
+          },
+          compaction: {
+            type: 'object',
+            description: 'registered parts per window in the lookback; windowsWithDebt have more than one',
+            properties: Object.fromEntries(['windows', 'parts', 'bytes', 'maxPartsPerWindow', 'windowsWithDebt'].map((k) => [k, int])),
+          },
+          rollup: {
+            type: 'object',
+            description: 'windows whose rollup matches their current parts (fresh) or not (stale: queries read raw there)',
+            properties: { fresh: int, stale: int, oldestStale: nullableTime, lastAt: nullableTime },
+          },
+        },
+      },
+    },
+  },
 };

@@ -3,3 +3,5 @@ export const WRITER = Symbol('S4_WRITER');
 export const QUERY_ENGINE = Symbol('S4_QUERY_ENGINE');
 /** The admin endpoints' route to the segment and aggregate worker threads. */
 export const WORKER_PASSES = Symbol('S4_WORKER_PASSES');
+/** Per-shard health (hot tier, catalogs) for GET /v1/admin/shards. */
+export const HEALTH_READER = Symbol('S4_HEALTH_READER');

@@ -41,6 +41,7 @@ const METHODS = [
   'renewLease',
   'releaseLease',
   'stats',
+  'shardStats',
 ] as const satisfies readonly (keyof HotTier)[];
 
 type Method = (typeof METHODS)[number];
@@ -186,6 +187,9 @@ export class HotTierClient implements HotTier {
   }
   stats(): Promise<HotTierStats> {
     return this.call('stats');
+  }
+  shardStats(ref: ShardRef): Promise<HotTierStats> {
+    return this.call('shardStats', ref);
   }
 
   /** Closes the channel only; the tier itself belongs to the main thread. */
