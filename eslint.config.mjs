@@ -20,6 +20,7 @@ const layers = [
   { files: ['apps/api/src/**/*.ts'], allow: ['@s4/core', '@s4/format', '@s4/config', '@s4/storage', '@s4/engine'], why: 'the API imports libs, never another app' },
   { files: ['apps/cli/src/**/*.ts'], allow: ['@s4/sdk', '@s4/format'], why: 'the CLI talks to S4 through the SDK (and reads input files with the pure parsers of @s4/format, shared with the server)' },
   { files: ['apps/sdk/src/**/*.ts'], allow: [], why: 'the SDK is published on its own: no @s4 package at run time' },
+  { files: ['apps/console/src/**/*.ts'], allow: [], why: 'the console runs in the browser and talks to S4 over HTTP only' },
   { files: ['infra/**/*.ts'], allow: ['@s4/core'], why: 'infra takes only the key layout from @s4/core' },
 ];
 
@@ -78,7 +79,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        project: ['libs/*/tsconfig.json', 'apps/api/tsconfig.json', 'apps/sdk/tsconfig.test.json', 'apps/cli/tsconfig.test.json', 'test/tsconfig.json', 'infra/tsconfig.json'],
+        project: ['libs/*/tsconfig.json', 'apps/api/tsconfig.json', 'apps/sdk/tsconfig.test.json', 'apps/cli/tsconfig.test.json', 'apps/console/tsconfig.json', 'test/tsconfig.json', 'infra/tsconfig.json'],
         tsconfigRootDir: import.meta.dirname,
       },
     },

@@ -24,6 +24,7 @@ for s in redis s3 kafka; do
   eval "$out"
 done
 
+scripts/install-chromium.sh   # the console's browser test
 npx vitest run "$@"
 if [ $# -eq 0 ]; then
   npm --workspace infra test --silent

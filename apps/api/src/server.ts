@@ -9,6 +9,7 @@ import type { S4Error } from '@s4/core';
 import { KeyRing } from './auth/keys.js';
 import { ApiKeyGuard } from './http/api-key.guard.js';
 import { installSecurityHeaders } from './http/security.js';
+import { installConsole, loadConsole } from './http/console.js';
 import { installBodyDecoding } from './http/body.js';
 import { ErrorsFilter } from './http/errors.filter.js';
 import { startRoles, type ProcessRoles } from './roles/process.js';
@@ -58,6 +59,7 @@ async function listen(config: Config, roles: ProcessRoles, levels: LogLevel[]): 
   const guard = new ApiKeyGuard({ keys: KeyRing.load(config.apiKeys, config.apiKeysFile), namespace: config.namespace, publicMetrics: config.publicMetrics });
   app.useGlobalGuards(guard);
   installSecurityHeaders(fastify);
+  if (roles.api) installConsole(fastify, loadConsole());
   const document = SwaggerModule.createDocument(
     app,
     new DocumentBuilder().setTitle('S4').setDescription('S3-first time-series store').setVersion('0.1.0').addBearerAuth().addSecurityRequirements('bearer').build(),
