@@ -5,6 +5,8 @@ import { align, type Line } from './model.js';
 
 const COLORS = ['#2f6fdf', '#e0662f', '#2a9d5b', '#b53fb5', '#c9a227', '#1aa3a3', '#d43d5a', '#6b6b6b'];
 const HEIGHT = 320;
+/** Lines drawn at most: a metric of 100 k series must not freeze the tab (narrow it with tags or groupBy). */
+export const MAX_LINES = 40;
 /** Axis and padding pixels beside the plot area: maxPoints is the plot's own width. */
 const GUTTER = 70;
 
@@ -35,7 +37,9 @@ export class Chart {
     return { width: Math.max(200, this.el.clientWidth || 800), height: HEIGHT };
   }
 
-  draw(lines: readonly Line[], range: { from: number; to: number }): void {
+  /** Draws the lines (at most MAX_LINES: pass `linesOf(..., MAX_LINES)`). */
+  draw(all: readonly Line[], range: { from: number; to: number }): void {
+    const lines = all.slice(0, MAX_LINES);
     this.plot?.destroy();
     this.plot = null;
     this.el.replaceChildren();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Series } from './api.js';
-import { align, errorCounters, fieldPaths, linesOf, pickPath, recordAt, seriesLabel, suggest } from './model.js';
+import { Names, align, errorCounters, fieldPaths, linesOf, pickPath, recordAt, seriesLabel } from './model.js';
 
 describe('console model', () => {
   it('labels a series with its tags sorted', () => {
@@ -8,13 +8,16 @@ describe('console model', () => {
     expect(seriesLabel({ metric: 'cpu', tags: {} })).toBe('cpu');
   });
 
-  it('suggests prefix matches before substring matches, at most limit', () => {
-    const names = ['mem.used', 'cpu.user', 'cpu.sys', 'gpu.cpu', 'disk'];
-    expect(suggest(names, 'cpu', 10)).toEqual(['cpu.sys', 'cpu.user', 'gpu.cpu']);
-    expect(suggest(names, 'CPU', 2)).toEqual(['cpu.sys', 'cpu.user']);
-    expect(suggest(names, '', 3)).toEqual(['cpu.sys', 'cpu.user', 'disk']);
-    const many = Array.from({ length: 100_000 }, (_, i) => `host-${i}`);
-    expect(suggest(many, 'host-9999', 5)).toEqual(['host-9999', 'host-99990', 'host-99991', 'host-99992', 'host-99993']);
+  it('suggests prefix matches, then case-insensitive ones, then substrings, at most limit', () => {
+    const names = new Names(['mem.used', 'cpu.user', 'cpu.sys', 'gpu.cpu', 'disk', 'Cpu.Nice', 'cpu.sys']);
+    expect(names.size).toBe(6);
+    expect(names.suggest('cpu', 10)).toEqual(['cpu.sys', 'cpu.user', 'Cpu.Nice', 'gpu.cpu']);
+    expect(names.suggest('CPU', 2)).toEqual(['Cpu.Nice', 'cpu.sys']);
+    expect(names.suggest('', 3)).toEqual(['Cpu.Nice', 'cpu.sys', 'cpu.user']);
+    expect(names.suggest('zzz', 3)).toEqual([]);
+    const many = new Names(Array.from({ length: 100_000 }, (_, i) => `host-${i}`));
+    expect(many.suggest('host-9999', 5)).toEqual(['host-9999', 'host-99990', 'host-99991', 'host-99992', 'host-99993']);
+    expect(many.suggest('99999', 5)).toEqual(['host-99999']);
   });
 
   it('lists dotted leaf paths and picks values by them', () => {

@@ -9,22 +9,48 @@ export function seriesLabel(s: SeriesKey): string {
 }
 
 /**
- * Suggestions for what was typed: prefix matches first, then substring matches, each sorted,
- * at most `limit` (a picker over 100 k names shows a page, never all of them).
+ * A set of names to suggest from, sorted once. Suggestions: names starting with what was typed
+ * (a binary search, then contiguous), then case-insensitive prefix matches, then names containing
+ * it, each in sorted order, at most `limit`: a picker over 100 k names shows a page, never all,
+ * and a keystroke costs a search plus at most one pass, without sorting.
  */
-export function suggest(names: Iterable<string>, typed: string, limit: number): string[] {
-  const q = typed.toLowerCase();
-  const prefix: string[] = [];
-  const inside: string[] = [];
-  for (const n of names) {
-    const l = n.toLowerCase();
-    if (l.startsWith(q)) prefix.push(n);
-    else if (q && l.includes(q)) inside.push(n);
+export class Names {
+  private readonly sorted: string[];
+  private readonly lower: string[];
+
+  constructor(names: Iterable<string>) {
+    this.sorted = [...new Set(names)].sort();
+    this.lower = this.sorted.map((n) => n.toLowerCase());
   }
-  prefix.sort();
-  if (prefix.length >= limit) return prefix.slice(0, limit);
-  inside.sort();
-  return [...prefix, ...inside].slice(0, limit);
+
+  get size(): number {
+    return this.sorted.length;
+  }
+
+  suggest(typed: string, limit: number): string[] {
+    const { sorted, lower } = this;
+    const out: string[] = [];
+    let lo = 0;
+    let hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (sorted[mid]! < typed) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = lo; i < sorted.length && out.length < limit && sorted[i]!.startsWith(typed); i++) out.push(sorted[i]!);
+    if (out.length >= limit || !typed) return out;
+    const q = typed.toLowerCase();
+    const taken = new Set(out);
+    for (const test of [(l: string) => l.startsWith(q), (l: string) => l.includes(q)]) {
+      for (let i = 0; i < sorted.length && out.length < limit; i++) {
+        if (!taken.has(sorted[i]!) && test(lower[i]!)) {
+          out.push(sorted[i]!);
+          taken.add(sorted[i]!);
+        }
+      }
+    }
+    return out;
+  }
 }
 
 /** Every dotted path to a leaf of a record (objects are walked; arrays and scalars are leaves). */
@@ -66,17 +92,18 @@ export interface Line {
   values: (number | null)[];
 }
 
-/** The numeric lines of an answer: every (series, path) with at least one number. */
-export function linesOf(series: readonly Series[], paths?: readonly string[]): Line[] {
+/** The numeric lines of an answer: every (series, path) with at least one number, the first `limit` of them. */
+export function linesOf(series: readonly Series[], paths?: readonly string[], limit = Infinity): Line[] {
   const out: Line[] = [];
   for (const s of series) {
+    if (out.length >= limit) break;
     const names = paths ?? Object.keys(s.fields).sort();
     for (const p of names) {
       const values = s.ts.map((_, i) => {
         const v = pickPath(s.fields, p, i);
         return typeof v === 'number' ? v : null;
       });
-      if (values.some((v) => v !== null)) out.push({ label: `${seriesLabel(s)} ${p}`, ts: s.ts, values });
+      if (values.some((v) => v !== null) && out.length < limit) out.push({ label: `${seriesLabel(s)} ${p}`, ts: s.ts, values });
     }
   }
   return out;

@@ -1,5 +1,5 @@
 import { query, request, type Params, type Series } from '../api.js';
-import { Chart } from '../chart.js';
+import { Chart, MAX_LINES } from '../chart.js';
 import { download, h } from '../dom.js';
 import { linesOf } from '../model.js';
 import { Selector } from '../selector.js';
@@ -95,9 +95,10 @@ export class ExploreView implements View {
       const points = series.reduce((a, s) => a + s.ts.length, 0);
       const range = { from: Number(params['from']), to: Number(params['to']) };
       const per = params['maxPoints'] ? `maxPoints ${params['maxPoints']} (≥ ${Math.ceil((range.to - range.from) / Number(params['maxPoints']))} ms per point)` : `step ${params['step']} ${params['agg']}`;
-      this.status.set(`${series.length} series, ${points} points; ${per}`);
-      this.chart.el.dataset['request'] = query(params);
-      this.chart.draw(linesOf(series), range);
+      const lines = linesOf(series, undefined, MAX_LINES);
+      this.chart.draw(lines, range);
+      const capped = lines.length === MAX_LINES && series.length > MAX_LINES ? `; the first ${MAX_LINES} lines drawn (narrow with tags or groupBy; the table and exports have all)` : '';
+      this.status.set(`${series.length} series, ${points} points; ${per}${capped}`);
       if (this.tab === 'table') this.tableBox.replaceChildren(seriesTable(series));
     } catch (e) {
       if (!ctl.signal.aborted) this.status.set(errorText(e), true);

@@ -1,5 +1,5 @@
 import { getJson, type FieldValue, type Series } from '../api.js';
-import { Chart } from '../chart.js';
+import { Chart, MAX_LINES } from '../chart.js';
 import { h } from '../dom.js';
 import { fieldPaths, linesOf, recordAt } from '../model.js';
 import { Selector } from '../selector.js';
@@ -56,8 +56,10 @@ export class RecordsView implements View {
       this.status.set('Loading…');
       const { series } = await getJson<{ series: Series[] }>('/v1/query', { ...this.selector.params(), from: sel.from, to: sel.to, fields: fields.join(','), maxPoints: this.chart.pixelWidth() }, ctl.signal);
       if (ctl.signal.aborted) return;
-      this.status.set(`${series.length} series, ${series.reduce((a, s) => a + s.ts.length, 0)} records; fields=${fields.join(',')}. Click the chart to inspect a record.`);
-      this.chart.draw(linesOf(series, fields), sel);
+      const lines = linesOf(series, fields, MAX_LINES);
+      this.chart.draw(lines, sel);
+      const capped = lines.length === MAX_LINES ? `; the first ${MAX_LINES} lines drawn` : '';
+      this.status.set(`${series.length} series, ${series.reduce((a, s) => a + s.ts.length, 0)} records; fields=${fields.join(',')}${capped}. Click the chart to inspect a record.`);
     } catch (e) {
       if (!ctl.signal.aborted) this.status.set(errorText(e), true);
     }
