@@ -1,27 +1,39 @@
 import { describe, expect, it } from 'vitest';
-import { shardOf, seriesId, type SeriesKey } from '@s4/core';
+import { shardOf, seriesId, type HotTier, type ObjectStore, type SeriesKey } from '@s4/core';
 import { CatalogStore, Flusher, HealthReader, RollupBuilder, Writer, parseWrite } from '@s4/engine';
-import { EmbeddedHotTier, FilesystemObjectStore } from '@s4/storage';
-import { tempDir } from '../support/servers.js';
+import { EmbeddedHotTier, FilesystemObjectStore, RedisHotTier } from '@s4/storage';
+import { freshBucket, redisUrl, tempDir, uniqueNamespace } from '../support/servers.js';
 
 const H = 3_600_000;
 const H0 = Date.UTC(2026, 2, 1);
 const SHARDS = 2;
 const LIMITS = { maxSamplesPerRequest: 1e6, maxFieldsPerSample: 10, maxTags: 10, maxTagLength: 100, maxFutureMs: 1e9, maxNestingDepth: 64 };
 
-/** The engine on embedded adapters with a clock the test moves, and the health reader beside it as the API wires it. */
-async function engine() {
-  const dir = tempDir('health');
+type Stores = (now: () => number) => Promise<{ hot: HotTier; objects: ObjectStore }>;
+const STORES: [string, Stores][] = [
+  [
+    'embedded',
+    async (now) => {
+      const dir = tempDir('health');
+      return { hot: await EmbeddedHotTier.open({ dir: `${dir}/hot`, fsync: 'never', now }), objects: new FilesystemObjectStore(`${dir}/objects`) };
+    },
+  ],
+  ['redis+s3', async () => ({ hot: new RedisHotTier(redisUrl()), objects: (await freshBucket()).store })],
+];
+
+/** The engine with a clock the test moves, and the health reader beside it as the API wires it. */
+async function engine(stores: Stores) {
   let now = H0 + 3 * H + 30 * 60_000;
   const clock = { now: () => now };
-  const hot = await EmbeddedHotTier.open({ dir: `${dir}/hot`, fsync: 'never', now: clock.now });
-  const objects = new FilesystemObjectStore(`${dir}/objects`);
+  const { hot, objects } = await stores(clock.now);
   const segments = new CatalogStore(objects);
   const rollupCatalogs = new CatalogStore(objects, 'rollup');
-  const opts = { ns: 'default', shards: SHARDS };
+  const opts = { ns: uniqueNamespace(), shards: SHARDS };
   const writer = new Writer(hot, { ...opts, maxRecordBytes: 1 << 20 });
   return {
+    ns: opts.ns,
     hot,
+    objects,
     clock,
     advance: (ms: number) => (now += ms),
     write: (key: SeriesKey, ts: number[]) => writer.write(parseWrite({ kind: 'json', body: { series: [{ ...key, ts, fields: { value: ts.map((t) => t % 1000) } }] } }, LIMITS, now)),
@@ -32,9 +44,9 @@ async function engine() {
   };
 }
 
-describe('HealthReader: per-shard state from the hot tier and the catalogs', () => {
+describe.each(STORES)('HealthReader: per-shard state from the hot tier and the catalogs: %s', (_name, stores) => {
   it('follows hot bytes, flush lag, parts per window and rollup freshness through flushes, late data and rollups', async () => {
-    const e = await engine();
+    const e = await engine(stores);
     const key: SeriesKey = { metric: 'm', tags: { host: 'a' } };
     const shard = shardOf(seriesId(key), SHARDS);
     const other = 1 - shard;
@@ -42,7 +54,7 @@ describe('HealthReader: per-shard state from the hot tier and the catalogs', () 
     await e.write(key, [H0 + 1000, H0 + 2000, H0 + H + 5000, H0 + 3 * H + 1000]);
 
     let [s] = (await e.health.shards()).filter((x) => x.shard === shard);
-    const stats = await e.hot.shardStats({ ns: 'default', shard });
+    const stats = await e.hot.shardStats({ ns: e.ns, shard });
     expect(s!.hot).toEqual({ bytes: stats.bytes, logs: 3, windows: [H0, H0 + H, H0 + 3 * H], oldestWindow: H0 });
     expect(stats.bytes).toBeGreaterThan(0);
     expect(s!.flush).toEqual({ closedWindows: 2, lagMs: e.clock.now() - (H0 + H), lastAt: null, lastWindow: null, lastLagMs: null });
@@ -80,5 +92,6 @@ describe('HealthReader: per-shard state from the hot tier and the catalogs', () 
     expect(s!.rollup).toMatchObject({ fresh: 1, stale: 1, oldestStale: H0 + H });
     expect(s!.flush).toMatchObject({ lastAt: e.clock.now(), lastWindow: H0 + H, lastLagMs: e.clock.now() - (H0 + 2 * H) });
     await e.hot.close();
+    await e.objects.close();
   });
 });

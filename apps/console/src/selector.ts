@@ -95,7 +95,7 @@ export class Selector {
 
   constructor(
     private readonly onChange: () => void,
-    initial: { metric?: string; tags?: [string, string][] } = {},
+    initial: { metric?: string; tags?: [string, string][]; showRange?: boolean } = {},
   ) {
     this.metric = initial.metric ?? '';
     this.tags = initial.tags ?? [];
@@ -127,7 +127,7 @@ export class Selector {
       },
     });
     this.chips = h('span', { class: 'chips' });
-    this.el = h('div', { class: 'selector' }, metric.el, h('span', { class: 'tag-picker' }, tagKey.el, '=', tagValue.el), this.chips, this.range.el);
+    this.el = h('div', { class: 'selector' }, metric.el, h('span', { class: 'tag-picker' }, tagKey.el, '=', tagValue.el), this.chips, initial.showRange === false ? null : this.range.el);
     this.drawChips();
   }
 

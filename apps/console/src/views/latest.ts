@@ -15,7 +15,8 @@ export class LatestView implements View {
 
   constructor() {
     const run = () => void this.refresh();
-    this.selector = new Selector(run);
+    // /v1/latest looks back a day from now; the pickers still list the last hour's series.
+    this.selector = new Selector(run, { showRange: false });
     this.every = h('select', { name: 'refresh', onchange: () => this.start() }, ...[['5000', 'every 5 s'], ['30000', 'every 30 s'], ['0', 'paused']].map(([v, t]) => h('option', { value: v }, t)));
     this.body = h('div', { class: 'table-box' });
     this.el = h('section', { class: 'view latest' }, this.selector.el, h('div', { class: 'toolbar' }, this.every, h('button', { type: 'button', name: 'refresh-now', onclick: run }, 'Refresh')), this.status.el, this.body);

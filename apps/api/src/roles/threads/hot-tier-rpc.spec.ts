@@ -47,6 +47,7 @@ describe('hot-tier RPC (a thread reaching the main thread’s embedded hot tier)
     expect(scan.logs.length).toBe(2501);
     expect((await client.seriesIn(ref, 'm', 0, H)).length).toBe(2501);
     expect((await client.stats()).logs).toBe(2501);
+    expect(await client.shardStats(ref)).toEqual({ bytes: 2500 * 8 + 5 * 1024 * 1024, logs: 2501 });
   });
 
   it('runs the lease protocol on the real tier, and LeaseLostError stays a LeaseLostError', async () => {
