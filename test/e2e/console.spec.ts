@@ -204,6 +204,14 @@ describe('web console in a real browser', () => {
     const last = cpuTimes.length - 1;
     expect(cells.map((c) => [c[0], c[1], c[3]])).toEqual(HOSTS.map((host, h) => [`cpu{host=${host}}`, new Date(cpuTimes[last]!).toISOString(), JSON.stringify({ value: cpu(h, last) })]));
     await shot('latest');
+
+    // A tag picked by type-ahead (keys of the metric, then that key's values) narrows it to one series.
+    const narrowed = page.waitForResponse((r) => new URL(r.url()).pathname === '/v1/latest' && params(r).getAll('tag').includes('host:b'));
+    await pick('tag-key', 'ho', 'host');
+    await pick('tag-value', '', 'b');
+    await narrowed;
+    await page.locator('.view:visible .chip', { hasText: 'host=b' }).waitFor();
+    await expect.poll(() => rows.evaluateAll((trs) => trs.map((tr) => tr.querySelector('td')?.textContent))).toEqual(['cpu{host=b}']);
   });
 
   it('health: every shard, with the flushed parts and rollups it holds', async () => {

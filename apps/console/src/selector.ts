@@ -100,7 +100,10 @@ export class Selector {
     this.metric = initial.metric ?? '';
     this.tags = initial.tags ?? [];
     this.range = new RangePicker(onChange);
-    this.index = new SeriesIndex(() => this.range.get());
+    this.index = new SeriesIndex(
+      () => this.range.get(),
+      () => this.tags.map(([k, v]) => `${k}:${v}`),
+    );
     const metric = typeahead({
       name: 'metric',
       placeholder: 'metric',
