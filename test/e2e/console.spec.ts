@@ -37,6 +37,8 @@ describe('web console in a real browser', () => {
   let browser: Browser;
   let page: Page;
   const auth = { authorization: `Bearer ${KEY}` };
+  const pageErrors: string[] = [];
+  const consoleErrors: string[] = [];
   const cpuTimes: number[] = [];
   for (let t = START; t < NOW - 60_000; t += STEP) cpuTimes.push(t);
   const rigTimes = cpuTimes.filter((t) => t % 60_000 === 0);
@@ -53,7 +55,8 @@ describe('web console in a real browser', () => {
     for (const pass of ['flush', 'rollup']) expect((await fetch(`${s4.url}/v1/admin/${pass}`, { method: 'POST', headers: auth })).status).toBe(200);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    page.on('pageerror', (e) => console.error('page error:', e));
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
     if (SHOTS) mkdirSync(SHOTS, { recursive: true });
   });
   afterAll(async () => {
@@ -226,5 +229,11 @@ describe('web console in a real browser', () => {
     expect(shards.reduce((a, s) => a + s.hot.bytes, 0)).toBeGreaterThan(0);
     await page.locator('.view:visible .errors table').waitFor();
     await shot('health');
+  });
+
+  it('ran without a script error or a content-security-policy violation', () => {
+    expect(pageErrors).toEqual([]);
+    // Expected: the first 401 (before the key was given) and a 404 from /v1/labels on a server without it.
+    expect(consoleErrors.filter((e) => !/^Failed to load resource: the server responded with a status of (401|404)\b/.test(e))).toEqual([]);
   });
 });
