@@ -163,8 +163,16 @@ describe('web console in a real browser', () => {
     const maxed = page.waitForResponse((r) => isQuery(r) && params(r).get('agg') === 'max');
     await page.selectOption('.view:visible select[name="agg"]', 'max');
     const step = await maxed;
-    expect(params(step).get('step')).toBe('1m');
+    const stepMs = (p: URLSearchParams) => ({ s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 })[p.get('step')!.slice(-1)]! * parseInt(p.get('step')!);
+    expect(stepMs(params(step))).toBeGreaterThanOrEqual(perPoint(params(first)) / 2);
     expect(((await step.json()) as { series: { fields: Record<string, unknown> }[] }).series[0]!.fields).toHaveProperty(['max(value)']);
+    // The automatic step follows the zoom too: finer buckets for a fifth of the range.
+    const finer = page.waitForResponse(isQuery);
+    await page.mouse.move(box.x + box.width * 0.4, box.y + box.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width * 0.6, box.y + box.height / 2, { steps: 5 });
+    await page.mouse.up();
+    expect(stepMs(params(await finer))).toBeLessThan(stepMs(params(step)));
 
     // Table view and export of the shown range.
     await page.click('.view:visible button[name="show-table"]');

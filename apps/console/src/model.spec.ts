@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Series } from './api.js';
-import { Names, align, errorCounters, fieldPaths, linesOf, pickPath, recordAt, seriesLabel } from './model.js';
+import { Names, align, autoStep, errorCounters, fieldPaths, linesOf, pickPath, recordAt, seriesLabel } from './model.js';
 
 describe('console model', () => {
   it('labels a series with its tags sorted', () => {
@@ -38,6 +38,14 @@ describe('console model', () => {
     expect(lines.map((l) => l.label)).toEqual(['m{h=a} v', 'm{h=b} v']);
     expect(align(lines)).toEqual([[1, 2, 3], [1, null, 2], [null, 5, null]]);
     expect(recordAt(s[0]!, 1)).toMatchObject({ ts: 3, fields: { v: 2, s: 'y' } });
+  });
+
+  it('picks the finest step with at most one bucket per pixel column', () => {
+    expect(autoStep(6 * 3_600_000, 1180)).toBe('30s');
+    expect(autoStep(3_600_000, 1180)).toBe('5s');
+    expect(autoStep(30 * 86_400_000, 1000)).toBe('1h');
+    expect(autoStep(1000, 1000)).toBe('1s');
+    expect(autoStep(1e12, 10)).toBe('7d');
   });
 
   it('finds the error counters of a /metrics page', () => {

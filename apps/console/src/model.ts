@@ -123,6 +123,18 @@ export function align(lines: readonly Line[]): [number[], ...(number | null)[][]
   return [xs, ...ys];
 }
 
+/** Bucket widths the auto step chooses from (whole minutes and hours are answered from rollups). */
+export const AUTO_STEPS: readonly { name: string; ms: number }[] = [
+  ['1s', 1000], ['5s', 5000], ['10s', 10_000], ['30s', 30_000], ['1m', 60_000], ['5m', 300_000], ['10m', 600_000], ['30m', 1_800_000],
+  ['1h', 3_600_000], ['6h', 21_600_000], ['1d', 86_400_000], ['7d', 604_800_000],
+].map(([name, ms]) => ({ name: name as string, ms: ms as number }));
+
+/** The finest step that gives at most one bucket per pixel column over the range. */
+export function autoStep(rangeMs: number, pixels: number): string {
+  const want = rangeMs / Math.max(1, pixels);
+  return (AUTO_STEPS.find((s) => s.ms >= want) ?? AUTO_STEPS[AUTO_STEPS.length - 1]!).name;
+}
+
 export const PRESETS: readonly { name: string; ms: number }[] = [
   { name: '15m', ms: 15 * 60_000 },
   { name: '1h', ms: 3_600_000 },

@@ -1,11 +1,11 @@
 import { query, request, type Params, type Series } from '../api.js';
 import { Chart, MAX_LINES } from '../chart.js';
 import { download, h } from '../dom.js';
-import { linesOf } from '../model.js';
+import { autoStep, linesOf } from '../model.js';
 import { Selector } from '../selector.js';
 import { errorText, seriesTable, status, type View } from './common.js';
 
-const STEPS = ['1m', '1h', '1d'] as const;
+const STEPS = ['auto', '1m', '1h', '1d'] as const;
 
 /** Explore: pick series, a range and a resolution; chart, table, export. */
 export class ExploreView implements View {
@@ -77,7 +77,9 @@ export class ExploreView implements View {
     const base: Params = { ...this.selector.params(), from: sel.from, to: sel.to };
     if (this.agg.value === 'raw') return { ...base, maxPoints: this.chart.pixelWidth() };
     const groupBy = this.groupBy.value.trim();
-    return { ...base, step: this.step.value, agg: this.agg.value, ...(groupBy ? { groupBy } : {}) };
+    // auto: about one bucket per pixel column, so zooming in asks for finer buckets.
+    const step = this.step.value === 'auto' ? autoStep(sel.to - sel.from, this.chart.pixelWidth()) : this.step.value;
+    return { ...base, step, agg: this.agg.value, ...(groupBy ? { groupBy } : {}) };
   }
 
   async run(): Promise<void> {
