@@ -172,7 +172,8 @@ describe('web console in a real browser', () => {
     await page.mouse.down();
     await page.mouse.move(box.x + box.width * 0.6, box.y + box.height / 2, { steps: 5 });
     await page.mouse.up();
-    expect(stepMs(params(await finer))).toBeLessThan(stepMs(params(step)));
+    const zoomedAgg = params(await finer);
+    expect(stepMs(zoomedAgg)).toBeLessThan(stepMs(params(step)));
 
     // Table view and export of the shown range.
     await page.click('.view:visible button[name="show-table"]');
@@ -182,6 +183,13 @@ describe('web console in a real browser', () => {
     const file = await download;
     expect(file.suggestedFilename()).toBe('cpu.csv');
     await page.click('.view:visible button[name="show-chart"]');
+
+    // The address is a link to what is shown: a reload asks for the same query.
+    expect(page.url()).toContain('#explore?metric=cpu');
+    const again = page.waitForResponse(isQuery);
+    await page.reload();
+    const reloaded = params(await again);
+    for (const k of ['metric', 'from', 'to', 'step', 'agg']) expect(reloaded.get(k), k).toBe(zoomedAgg.get(k));
   });
 
   it('records: field paths from the latest record, projected query, inspector shows the record at a clicked time', async () => {

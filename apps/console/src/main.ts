@@ -7,8 +7,8 @@ import { HealthView } from './views/health.js';
 import { LatestView } from './views/latest.js';
 import { RecordsView } from './views/records.js';
 
-const make: Record<string, () => View> = {
-  explore: () => new ExploreView(),
+const make: Record<string, (link: URLSearchParams) => View> = {
+  explore: (link) => new ExploreView(link),
   records: () => new RecordsView(),
   latest: () => new LatestView(),
   health: () => new HealthView(),
@@ -19,9 +19,10 @@ const main = document.getElementById('view')!;
 
 /** Hash routing (#explore, #records, ...): views are built once and keep their state when left. */
 function route(): void {
-  const name = location.hash.slice(1) in make ? location.hash.slice(1) : 'explore';
+  const [path = '', link = ''] = location.hash.slice(1).split('?');
+  const name = Object.hasOwn(make, path) ? path : 'explore';
   let view = views.get(name);
-  if (!view) views.set(name, (view = make[name]!()));
+  if (!view) views.set(name, (view = make[name]!(new URLSearchParams(link))));
   current?.stop();
   current = view;
   main.replaceChildren(view.el);

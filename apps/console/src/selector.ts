@@ -51,6 +51,10 @@ export class RangePicker {
     return { from: this.from, to: this.to };
   }
 
+  link(): { preset: number } | { from: number; to: number } {
+    return this.preset !== null ? { preset: this.preset } : { from: this.from, to: this.to };
+  }
+
   /** An absolute range (zooming in on the chart). */
   set(from: number, to: number): void {
     this.preset = null;
@@ -95,11 +99,11 @@ export class Selector {
 
   constructor(
     private readonly onChange: () => void,
-    initial: { metric?: string; tags?: [string, string][]; showRange?: boolean } = {},
+    initial: { metric?: string; tags?: [string, string][]; showRange?: boolean; range?: { preset?: number; from?: number; to?: number } } = {},
   ) {
     this.metric = initial.metric ?? '';
     this.tags = initial.tags ?? [];
-    this.range = new RangePicker(onChange);
+    this.range = new RangePicker(onChange, initial.range);
     this.index = new SeriesIndex(
       () => this.range.get(),
       () => this.tags.map(([k, v]) => `${k}:${v}`),
@@ -144,6 +148,28 @@ export class Selector {
 
   get(): Selection {
     return { metric: this.metric, tags: this.tags, ...this.range.get() };
+  }
+
+  /** The selection as the part of a shareable link: metric, tags, the preset or the absolute range. */
+  toLink(q: URLSearchParams): void {
+    q.set('metric', this.metric);
+    for (const [k, v] of this.tags) q.append('tag', `${k}:${v}`);
+    const r = this.range.link();
+    if ('preset' in r) q.set('last', String(r.preset));
+    else {
+      q.set('from', String(r.from));
+      q.set('to', String(r.to));
+    }
+  }
+
+  /** The constructor's `initial` from a link made by toLink. */
+  static fromLink(q: URLSearchParams): { metric?: string; tags: [string, string][]; range: { preset?: number; from?: number; to?: number } } {
+    const num = (k: string) => (q.has(k) && Number.isFinite(Number(q.get(k))) ? Number(q.get(k)) : undefined);
+    const tags = q.getAll('tag').flatMap((t): [string, string][] => (t.includes(':') ? [[t.slice(0, t.indexOf(':')), t.slice(t.indexOf(':') + 1)]] : []));
+    const from = num('from');
+    const to = num('to');
+    const range = from !== undefined && to !== undefined && to > from ? { from, to } : { preset: num('last') ?? 3_600_000 };
+    return { metric: q.get('metric') ?? undefined, tags, range };
   }
 
   /** The selector as query parameters (metric, tag=k:v...). */

@@ -21,16 +21,17 @@ export class ExploreView implements View {
   private shown: { params: Params; series: Series[] } | null = null;
   private tab: 'chart' | 'table' = 'chart';
 
-  constructor() {
+  /** `link`: the query part of a link to this view (#explore?metric=...), restored as it was. */
+  constructor(link = new URLSearchParams()) {
     const run = () => void this.run();
-    this.selector = new Selector(run);
+    this.selector = new Selector(run, Selector.fromLink(link));
     this.chart = new Chart((from, to) => {
       this.selector.range.set(from, to);
       run();
     });
-    this.agg = h('select', { name: 'agg', onchange: run }, h('option', { value: 'raw' }, 'raw'), ...['avg', 'min', 'max'].map((a) => h('option', { value: a }, a)));
-    this.step = h('select', { name: 'step', onchange: run }, ...STEPS.map((s) => h('option', { value: s }, s)));
-    this.groupBy = h('input', { name: 'groupBy', placeholder: 'group by tag keys (a,b)', onchange: run });
+    this.agg = h('select', { name: 'agg', onchange: run }, ...['raw', 'avg', 'min', 'max'].map((a) => h('option', { value: a, selected: a === link.get('agg') }, a)));
+    this.step = h('select', { name: 'step', onchange: run }, ...STEPS.map((s) => h('option', { value: s, selected: s === link.get('step') }, s)));
+    this.groupBy = h('input', { name: 'groupBy', placeholder: 'group by tag keys (a,b)', onchange: run, value: link.get('groupBy') ?? '' });
     this.tableBox = h('div', { class: 'table-box', hidden: true });
     const tabs = h(
       'span',
@@ -60,9 +61,28 @@ export class ExploreView implements View {
     this.syncControls();
   }
 
-  start(): void {}
+  private started = false;
+
+  start(): void {
+    // A link that names a metric shows its chart at once.
+    if (!this.started && this.selector.get().metric) void this.run();
+    this.started = true;
+  }
+
   stop(): void {
     this.inFlight?.abort();
+  }
+
+  /** Keep the address a link to what is shown (replacing it: no history entry per query). */
+  private remember(): void {
+    const q = new URLSearchParams();
+    this.selector.toLink(q);
+    if (this.agg.value !== 'raw') {
+      q.set('agg', this.agg.value);
+      q.set('step', this.step.value);
+    }
+    if (this.groupBy.value.trim()) q.set('groupBy', this.groupBy.value.trim());
+    history.replaceState(null, '', `#explore?${q}`);
   }
 
   private syncControls(): void {
@@ -88,6 +108,7 @@ export class ExploreView implements View {
     if (!params) return this.status.set('Pick a metric.');
     this.inFlight?.abort();
     const ctl = (this.inFlight = new AbortController());
+    this.remember();
     this.status.set('Loading…');
     try {
       const res = await request(`/v1/query?${query(params)}`, {}, ctl.signal);
