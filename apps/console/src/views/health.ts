@@ -1,7 +1,7 @@
 import { getJson, request } from '../api.js';
 import { h } from '../dom.js';
 import { errorCounters, formatAge, formatBytes } from '../model.js';
-import { errorText, status, type View } from './common.js';
+import { cell, errorText, status, type View } from './common.js';
 
 /** GET /v1/admin/shards (see apps/api/src/roles/api/openapi.ts, SHARDS_RESULT_SCHEMA). */
 interface ShardHealth {
@@ -47,6 +47,9 @@ export class HealthView implements View {
     try {
       const { now, lookbackMs, shards } = await getJson<{ now: number; lookbackMs: number; shards: ShardHealth[] }>('/v1/admin/shards');
       const warn = (bad: boolean) => (bad ? 'warn' : null);
+      // Concerns added to the shard object later (ingest lag, ...) show as columns of their own.
+      const known = new Set(['shard', 'hot', 'flush', 'compaction', 'rollup']);
+      const extra = [...new Set(shards.flatMap((s) => Object.keys(s)))].filter((k) => !known.has(k));
       this.shards.replaceChildren(
         h(
           'table',
@@ -54,7 +57,7 @@ export class HealthView implements View {
           h(
             'thead',
             {},
-            h('tr', {}, ...['shard', 'hot bytes', 'hot logs', 'oldest unflushed', 'flush lag', 'last part', 'its lag', 'parts / windows', 'max parts / window', 'fold debt', 'rollups fresh / stale', 'oldest stale', 'last rollup'].map((t) => h('th', {}, t))),
+            h('tr', {}, ...['shard', 'hot bytes', 'hot logs', 'oldest unflushed', 'flush lag', 'last part', 'its lag', 'parts / windows', 'max parts / window', 'fold debt', 'rollups fresh / stale', 'oldest stale', 'last rollup', ...extra].map((t) => h('th', {}, t))),
           ),
           h(
             'tbody',
@@ -76,6 +79,7 @@ export class HealthView implements View {
                 h('td', { class: warn(s.rollup.stale > 0) }, `${s.rollup.fresh} / ${s.rollup.stale}`),
                 when(s.rollup.oldestStale, now),
                 when(s.rollup.lastAt, now),
+                ...extra.map((k) => h('td', { class: 'mono' }, cell((s as unknown as Record<string, unknown>)[k]))),
               ),
             ),
           ),
