@@ -180,7 +180,7 @@ function csvCell(s: string): string {
  * A concatenation of MessagePack maps, one per series chunk, numeric columns as Float64Array.
  * A series answered from block columns goes as one chunk per block run: its flat fields in
  * `fields` as before, its shredded (nested) fields in `shredded` as node columns (columns-wire.ts),
- * which the SDK turns into records only when asked.
+ * which the SDK turns into records only when asked, and then `names`, every field in answer order.
  */
 async function* msgpackChunks(results: AsyncIterable<SeriesResult>): AsyncGenerator<Buffer> {
   for await (const s of results) {
@@ -197,7 +197,7 @@ async function* msgpackChunks(results: AsyncIterable<SeriesResult>): AsyncGenera
             fields[name] = numericColumn(col, 0, col.length) ?? col;
           }
         }
-        yield msgpack.pack({ metric: s.metric, tags: s.tags, ts: Float64Array.from(p.ts), fields, ...(shredded.length > 0 ? { shredded } : {}) });
+        yield msgpack.pack({ metric: s.metric, tags: s.tags, ts: Float64Array.from(p.ts), fields, ...(shredded.length > 0 ? { shredded, names: s.names } : {}) });
       }
       continue;
     }
