@@ -25,7 +25,11 @@ export class QueryController {
   ) {}
 
   @Get('query')
-  @ApiOperation({ summary: 'Read samples of the series matching a selector over [from, to)', description: 'json buffers per series; msgpack, ndjson and csv stream.' })
+  @ApiOperation({
+    summary: 'Read samples of the series matching a selector over [from, to)',
+    description:
+      'json buffers per series; msgpack, ndjson and csv stream. msgpack: concatenated maps {metric, tags, ts: Float64Array, fields: {name: Float64Array | values}}; nested (shredded) fields of records read from segments come as node columns in `shredded` ([name, node, …]) with `names` listing every field in order (node layout: apps/api/src/roles/api/output/columns-wire.ts), which the SDK turns into records lazily.',
+  })
   @ApiQuery({ name: 'metric', required: true })
   @ApiQuery({ name: 'tag', required: false, isArray: true, description: 'key:value, repeatable; all must match' })
   @ApiQuery({ name: 'from', required: true, description: 'inclusive; integer ms or ISO-8601' })
