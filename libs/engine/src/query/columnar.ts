@@ -12,33 +12,35 @@ import type { ColumnSlice, SeriesResult } from './types.js';
 export class ColumnarSeries implements SeriesResult {
   readonly metric: string;
   readonly tags: Tags;
-  private built: SeriesColumns | undefined;
+  declare readonly slices: readonly ColumnSlice[];
+  declare readonly names: readonly string[];
+  declare readonly ts: number[];
+  declare readonly fields: Record<string, FieldValue[]>;
+  #built: SeriesColumns | undefined;
 
   constructor(
     readonly id: string,
     key: SeriesKey,
-    readonly slices: readonly ColumnSlice[],
-    readonly names: readonly string[],
+    slices: readonly ColumnSlice[],
+    names: readonly string[],
   ) {
     this.metric = key.metric;
     this.tags = key.tags;
+    // Seen from outside it is a plain result ({id, metric, tags, ts, fields}: equality, spreading
+    // and JSON agree with the merging path's); the slices are for writers that know of them.
+    Object.defineProperty(this, 'slices', { value: slices, enumerable: false });
+    Object.defineProperty(this, 'names', { value: names, enumerable: false });
+    Object.defineProperty(this, 'ts', { get: () => this.#values().ts, enumerable: true });
+    Object.defineProperty(this, 'fields', { get: () => this.#values().fields, enumerable: true });
   }
 
-  get ts(): number[] {
-    return this.values().ts;
-  }
-
-  get fields(): Record<string, FieldValue[]> {
-    return this.values().fields;
-  }
-
-  private values(): SeriesColumns {
-    if (this.built) return this.built;
+  #values(): SeriesColumns {
+    if (this.#built) return this.#built;
     const parts = this.slices.map((s) => assemble(sliceColumns(s.columns, s.lo, s.hi)));
     const all = concatWindows(parts);
     const fields = nameMap<FieldValue[]>();
     for (const name of this.names) fields[name] = Object.hasOwn(all.fields, name) ? all.fields[name]! : new Array<FieldValue>(all.ts.length).fill(null);
-    return (this.built = { ts: all.ts, fields });
+    return (this.#built = { ts: all.ts, fields });
   }
 }
 
