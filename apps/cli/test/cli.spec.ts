@@ -33,7 +33,7 @@ describe('exit codes and messages', () => {
     expect(await runCli([])).toMatchObject({ code: 2 });
     const unknown = await runCli(['frobnicate']);
     expect(unknown).toMatchObject({ code: 2, stderr: 's4: unknown command "frobnicate"; run s4 --help\n' });
-    expect(await runCli(['export', '--format', 'xml'])).toMatchObject({ code: 2, stderr: 's4 export: --format must be one of ndjson, csv, msgpack (see s4 export --help)\n' });
+    expect(await runCli(['export', '--format', 'xml'])).toMatchObject({ code: 2, stderr: 's4 export: --format must be one of ndjson, csv, msgpack, parquet (see s4 export --help)\n' });
     expect((await runCli(['query', '--metric', 'm', '--from', 'soon'])).code).toBe(2);
     expect((await runCli(['import', join(dir, 'missing.csv')])).stderr).toMatch(/^s4 import: cannot read .*missing\.csv: no such file/);
     const down = await runCli(['series', '--url', 'http://127.0.0.1:9']);

@@ -1,8 +1,9 @@
-import { MsgpackStreamDecoder, joinChunks, packr, toSeriesColumns } from './codec.js';
+import { MsgpackStreamDecoder, checkColumn, joinChunks, packr, toSeriesColumns } from './codec.js';
 import { S4DecodeError, S4HttpError, S4ValidationError } from './errors.js';
 import { retryPolicy, type RetryOptions } from './retry.js';
 import { Transport, decodeJson, type FetchLike, type RetryEvent } from './transport.js';
-import type { ExportSpec, FlushResult, LatestSpec, QueryResult, QuerySpec, Sample, SeriesColumns, SeriesInfo, SeriesSpec, Time } from './types.js';
+import { toRecordBatch, type RecordBatch } from './records.js';
+import type { ExportSpec, FlushResult, LatestSpec, QueryResult, QuerySpec, RecordSelector, Sample, SeriesColumns, SeriesInfo, SeriesSpec, Time, TimeRange } from './types.js';
 import { assertSamples } from './validate.js';
 import { S4Writer, type WriterOptions } from './writer.js';
 
@@ -101,6 +102,26 @@ export class S4Client {
    */
   async *stream(spec: QuerySpec): AsyncGenerator<SeriesColumns, void, undefined> {
     yield* decodeColumns(await this.#openQuery(spec, 'msgpack'));
+  }
+
+  /**
+   * Records of the series matching `selector` over `range` ([from, to)), as chunks that arrive
+   * while the server still reads: each chunk holds one series' records as columns, and builds
+   * record objects only when asked (`for (const r of chunk.records())`) or reads one path as a
+   * column (`chunk.column('imu.vibration')`). The next chunk is read from the connection only
+   * when the loop asks for it, so a slow consumer slows the server down instead of filling
+   * memory; breaking out of the loop cancels the request.
+   */
+  async *records(selector: RecordSelector, range: TimeRange): AsyncGenerator<RecordBatch, void, undefined> {
+    const response = await this.#openQuery({ ...selector, from: range.from, to: range.to }, 'msgpack');
+    const type = response.headers.get('content-type') ?? '';
+    if (type.includes('json')) {
+      for await (const s of decodeColumns(response)) yield toRecordBatch(s, checkColumn);
+      return;
+    }
+    const decoder = new MsgpackStreamDecoder();
+    for await (const bytes of readBody(response)) for (const value of decoder.push(bytes)) yield toRecordBatch(value, checkColumn);
+    for (const value of decoder.end()) yield toRecordBatch(value, checkColumn);
   }
 
   /**

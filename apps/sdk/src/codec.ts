@@ -1,5 +1,6 @@
 import { Packr, Unpackr } from 'msgpackr';
 import { S4DecodeError } from './errors.js';
+import { toRecordBatch } from './records.js';
 import type { Column, FieldValue, SeriesColumns, Tags } from './types.js';
 
 /**
@@ -65,29 +66,23 @@ export function concatBytes(parts: Uint8Array[], total = parts.reduce((n, p) => 
   return out;
 }
 
-/** Checks one decoded series chunk and brings it to the documented shape. */
+/** Checks one decoded series chunk and brings it to the documented shape (nested fields sent as node columns are assembled into values). */
 export function toSeriesColumns(value: unknown): SeriesColumns {
-  if (value === null || typeof value !== 'object') throw new S4DecodeError('a query chunk is not an object');
-  const v = value as { metric?: unknown; tags?: unknown; ts?: unknown; fields?: unknown };
-  if (typeof v.metric !== 'string') throw new S4DecodeError('a query chunk has no metric');
-  const ts = toFloat64(v.ts);
-  if (ts === undefined) throw new S4DecodeError(`a chunk of ${v.metric} has no ts column`);
+  const batch = toRecordBatch(value, checkColumn);
   const fields: Record<string, Column> = {};
-  if (v.fields !== null && typeof v.fields === 'object') {
-    for (const [name, column] of Object.entries(v.fields as Record<string, unknown>)) {
-      const numeric = column instanceof Float64Array ? column : undefined;
-      const values = numeric ?? (Array.isArray(column) ? (column as FieldValue[]) : ArrayBuffer.isView(column) ? Array.from(column as unknown as ArrayLike<number>) : undefined);
-      if (values === undefined || values.length !== ts.length) throw new S4DecodeError(`column ${name} of ${v.metric} does not match its ts column`);
-      fields[name] = numeric ?? numericColumn(values as FieldValue[]);
-    }
+  for (const name of batch.fieldNames) {
+    const column = batch.field(name)!;
+    fields[name] = column instanceof Float64Array ? column : numericColumn(column);
   }
-  return { metric: v.metric, tags: (v.tags ?? {}) as Tags, ts, fields };
+  return { metric: batch.metric, tags: batch.tags, ts: batch.ts, fields };
 }
 
-function toFloat64(value: unknown): Float64Array | undefined {
-  if (value instanceof Float64Array) return value;
-  if (Array.isArray(value) || ArrayBuffer.isView(value)) return Float64Array.from(value as ArrayLike<number>);
-  return undefined;
+/** One flat column of a chunk: a Float64Array, or values with null where a sample lacks the field. */
+export function checkColumn(name: string, column: unknown, n: number, metric: string): Column {
+  const numeric = column instanceof Float64Array ? column : undefined;
+  const values = numeric ?? (Array.isArray(column) ? (column as FieldValue[]) : ArrayBuffer.isView(column) ? Array.from(column as unknown as ArrayLike<number>) : undefined);
+  if (values === undefined || values.length !== n) throw new S4DecodeError(`column ${name} of ${metric} does not match its ts column`);
+  return numeric ?? numericColumn(values as FieldValue[]);
 }
 
 /** An all-number column becomes a Float64Array whatever the server sent, so the documented type holds. */

@@ -15,6 +15,7 @@ export {
 export { backoffDelay, DEFAULT_RETRY, type RetryOptions, type RetryPolicy } from './retry.js';
 export type { FetchLike, RetryEvent } from './transport.js';
 export { MsgpackStreamDecoder } from './codec.js';
+export { RecordBatch, type S4Record } from './records.js';
 export type {
   Column,
   ExportFormat,
@@ -25,10 +26,12 @@ export type {
   LatestSpec,
   QueryResult,
   QuerySpec,
+  RecordSelector,
   Sample,
   SeriesColumns,
   SeriesInfo,
   SeriesSpec,
   Tags,
   Time,
+  TimeRange,
 } from './types.js';

@@ -34,6 +34,21 @@ export interface QuerySpec {
   signal?: AbortSignal;
 }
 
+/** Which records `records()` reads: one metric, the series whose tags include `tags`, optionally only some paths. */
+export interface RecordSelector {
+  metric: string;
+  tags?: Tags;
+  /** Projection paths (`imu.vibration`, `sats.prn`); whole records when omitted. */
+  fields?: string[];
+  signal?: AbortSignal;
+}
+
+/** [from, to): from inclusive, to exclusive. */
+export interface TimeRange {
+  from: Time;
+  to: Time;
+}
+
 /**
  * A column of field values, one per timestamp. A `Float64Array` when every value of the column
  * is a number; otherwise an array in which `null` marks a sample without that field.

@@ -5,8 +5,10 @@ export { Flusher, type FlushStats, type FlusherOptions } from './flush/flusher.j
 export { OrphanSweeper, type OrphanSweepOptions, type OrphanSweepStats } from './flush/orphans.js';
 export { clip, concatWindows, lowerBound, mergeSources, type Source } from './columns/merge.js';
 export { ByteBudgetCache, type ObjectCache } from './query/cache.js';
-export { QueryEngine, type AggregateSpec, type QueryCounters, type QueryEngineOptions, type QuerySpec, type SeriesResult } from './query/query-engine.js';
+export { QueryEngine, type AggregateSpec, type ColumnSlice, type QueryCounters, type QueryEngineOptions, type QuerySpec, type SeriesResult } from './query/query-engine.js';
 export { reduceToPixels } from './query/downsample.js';
+export { ColumnarSeries, columnarSeries } from './query/columnar.js';
+export { blockSource, mergeWindows } from './query/raw-reader.js';
 export { PeriodicWorker } from './periodic.js';
 export { AGGS, aggColumn, bucketize, mergeBuckets, type Agg, type Bucket } from './rollup/buckets.js';
 export { RollupBuilder, type RollupStats } from './rollup/rollup-builder.js';

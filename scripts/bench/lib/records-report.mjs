@@ -38,12 +38,12 @@ function modeTable(mode, m, pg, ds) {
   );
   row('bytes/record of S4 rollups (separately)', `${b.rollupsPerRecord.toFixed(1)} (${bytes(b.rollups.bytes)}, ${b.rollups.files} objects)`, '—', '—');
   row('S4 flush after the load (the periodic flusher ran during it), once', `${ms(m.flush.ms)} ms (${m.flush.objects ?? '?'} objects, ${int(m.flush.samples)} records)`, '—', '—');
-  const targetOf = (def, how) => (how === 'sdk' && def.target.sdkMs ? def.target.sdkMs : def.target.ms);
+  const targetOf = (def, how) => (how.startsWith('sdk') && def.target.sdkMs ? def.target.sdkMs : def.target.ms);
   for (const [id, def] of Object.entries(m.reads)) {
     const pl = def.pg?.latency;
     const variants = Object.entries(def.s4);
     variants.forEach(([how, a], i) => {
-      const label = `${id} ${def.title}, S4 ${how === 'sdk' ? 'SDK (msgpack)' : how}`;
+      const label = `${id} ${def.title}, S4 ${how === 'sdk' ? 'SDK records() (msgpack columns)' : how.startsWith('sdk ') ? `SDK ${how.slice(4)}` : how}`;
       const pgCell = i === 0 ? `${lat(pl)}; ${int(def.pg.records)} records; \`${def.pg.how}\`` : '″';
       const tms = targetOf(def, how);
       const target = `≤ ${tms >= 1000 ? `${tms / 1000} s` : `${tms} ms`}`;

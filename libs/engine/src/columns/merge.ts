@@ -1,4 +1,5 @@
 import { nameMap, own, type FieldValue, type SeriesColumns } from '@s4/core';
+import type { BlockColumns } from '@s4/format';
 
 /**
  * Samples of one series from one source, as columns: segment blocks are sorted and unique, hot
@@ -8,6 +9,8 @@ import { nameMap, own, type FieldValue, type SeriesColumns } from '@s4/core';
 export interface Source {
   readonly data: SeriesColumns;
   readonly sortedUnique: boolean;
+  /** A segment block's decoded columns, when the source is one: readers can stream from them without building `data`. */
+  readonly columns?: BlockColumns;
 }
 
 /** Merge sources (ascending precedence) into sorted, de-duplicated columns. */

@@ -1,7 +1,8 @@
-import type { HotTier, ObjectStore, SeriesColumns, SeriesKey, ShardRef, Tags } from '@s4/core';
-import type { SegmentFooter } from '@s4/format';
+import type { HotTier, ObjectStore, SeriesKey, ShardRef, Tags } from '@s4/core';
+import type { BlockColumns, SegmentFooter } from '@s4/format';
 import type { CatalogStore } from '../catalog/catalog-store.js';
 import { aggregate } from './aggregate.js';
+import { columnarSeries } from './columnar.js';
 import { ByteBudgetCache } from './cache.js';
 import { reduceToPixels } from './downsample.js';
 import { latest } from './latest.js';
@@ -12,7 +13,7 @@ import { RollupReader } from './rollup-reader.js';
 import { listSeries } from './series-list.js';
 import type { AggregateSpec, QueryCounters, QueryEngineOptions, QuerySpec, SeriesResult } from './types.js';
 
-export type { AggregateSpec, QueryCounters, QueryEngineOptions, QuerySpec, SeriesResult } from './types.js';
+export type { AggregateSpec, ColumnSlice, QueryCounters, QueryEngineOptions, QuerySpec, SeriesResult } from './types.js';
 
 /**
  * Answers a selector over [from, to): per shard (in parallel), hot logs and the catalog
@@ -37,7 +38,7 @@ export class QueryEngine {
   ) {
     const caches = {
       footers: new ByteBudgetCache<SegmentFooter>(Math.floor(options.cacheBytes / 4)),
-      blocks: new ByteBudgetCache<SeriesColumns>(options.cacheBytes - Math.floor(options.cacheBytes / 4)),
+      blocks: new ByteBudgetCache<BlockColumns>(options.cacheBytes - Math.floor(options.cacheBytes / 4)),
     };
     const raw = new RawReader(objects, caches, this.counters, options.concurrency);
     this.readers = {
@@ -102,6 +103,11 @@ export class QueryEngine {
     const bySeries = await raw.sources(spec, entries, scan.logs);
     const out: SeriesResult[] = [];
     for (const [id, { key, windows }] of bySeries) {
+      const columnar = spec.maxPoints === undefined ? columnarSeries(id, key, windows, spec.from, spec.to, spec.fields) : null;
+      if (columnar) {
+        if (columnar.slices.length > 0) out.push(columnar);
+        continue;
+      }
       let data = mergeWindows(windows, spec, spec.fields);
       if (spec.maxPoints !== undefined) data = reduceToPixels(data, spec.from, spec.to, spec.maxPoints);
       if (data.ts.length > 0) out.push({ id, metric: key.metric, tags: key.tags, ...data });

@@ -1,5 +1,5 @@
 import { tagsMatch, type HotLog, type ObjectStore, type SeriesColumns, type SeriesKey } from '@s4/core';
-import { assemble, columnRanges, decodeBlock, decodeBlockColumns, decodeFooter, decodeRecords, projectColumns, selectPaths, type ByteRange, type CatalogEntry, type FooterEntry, type SegmentFooter } from '@s4/format';
+import { assemble, blockColumnsBytes, columnRanges, decodeBlockColumns, decodeFooter, decodeRecords, projectBlockColumns, projectColumns, selectPaths, type BlockColumns, type ByteRange, type CatalogEntry, type FooterEntry, type SegmentFooter } from '@s4/format';
 import { clip, concatWindows, mergeSources, type Source } from '../columns/merge.js';
 import { mapLimit } from '../concurrency.js';
 import type { ObjectCache } from './cache.js';
@@ -17,8 +17,11 @@ const PROJECTION_GAP = 32 * 1024;
 
 export interface QueryCaches {
   readonly footers: ObjectCache<SegmentFooter>;
-  /** Decoded blocks: a warm query pays neither decompression nor decoding. */
-  readonly blocks: ObjectCache<SeriesColumns>;
+  /**
+   * Decoded blocks as columns (shredded fields as node columns, not as record objects): a warm
+   * query pays neither decompression nor decoding, and the budget counts compact arrays.
+   */
+  readonly blocks: ObjectCache<BlockColumns>;
 }
 
 /** Per series: its key and, per window, its raw sources in ascending precedence (parts, then hot). */
@@ -47,19 +50,26 @@ export class RawReader {
   }
 
   /**
-   * Each wanted block, decoded; neighbouring blocks share one ranged GET. With `paths` (a
-   * projection), each block keeps only those paths, and of a version 2 block only the chunks
-   * holding them are fetched and decoded. Cached columns are shared between queries, so callers
-   * must treat them as read-only.
+   * Each wanted block, decoded into values; neighbouring blocks share one ranged GET. With
+   * `paths` (a projection), each block keeps only those paths. Cached columns are shared between
+   * queries, so callers must treat them as read-only.
    */
   async readBlocks(entry: CatalogEntry, wanted: readonly FooterEntry[], paths?: readonly string[]): Promise<SeriesColumns[]> {
-    const out = new Array<SeriesColumns>(wanted.length);
+    return (await this.readColumns(entry, wanted, paths)).map(assemble);
+  }
+
+  /**
+   * Each wanted block as decoded columns (readBlocks before any value is built). With `paths`,
+   * of a version 2 block only the chunks holding them are fetched and decoded.
+   */
+  async readColumns(entry: CatalogEntry, wanted: readonly FooterEntry[], paths?: readonly string[]): Promise<BlockColumns[]> {
+    const out = new Array<BlockColumns>(wanted.length);
     const projectedKey = paths ? `#${JSON.stringify(paths)}` : '';
     // Per block to read: the ranges to fetch, and whether it is read projected (else whole).
     const missing: { i: number; ranges: ByteRange[]; projected: boolean }[] = [];
     wanted.forEach((s, i) => {
       const whole = this.caches.blocks.get(`${entry.key}#${s.offset}`);
-      const hit = whole ? (paths ? projectColumns(whole, paths) : whole) : paths ? this.caches.blocks.get(`${entry.key}#${s.offset}${projectedKey}`) : undefined;
+      const hit = whole ? (paths ? projectBlockColumns(whole, paths) : whole) : paths ? this.caches.blocks.get(`${entry.key}#${s.offset}${projectedKey}`) : undefined;
       if (hit) out[i] = hit;
       else if (paths && s.directory) missing.push({ i, ranges: columnRanges(s, paths), projected: true });
       else missing.push({ i, ranges: [{ offset: s.offset, length: s.length }], projected: false });
@@ -81,13 +91,13 @@ export class RawReader {
       const s = wanted[m.i]!;
       const bytes = this.assembleRanges(m.ranges, [...runsOf[k]!].map((r) => runs[r]!));
       if (m.projected) {
-        const columns = assemble(decodeBlockColumns(bytes, s, paths, m.ranges[0]!.offset));
+        const columns = decodeBlockColumns(bytes, s, paths, m.ranges[0]!.offset);
         out[m.i] = columns;
-        this.caches.blocks.set(`${entry.key}#${s.offset}${projectedKey}`, columns, decodedBytes(columns));
+        this.caches.blocks.set(`${entry.key}#${s.offset}${projectedKey}`, columns, blockColumnsBytes(columns));
       } else {
-        const columns = decodeBlock(bytes, s);
-        this.caches.blocks.set(`${entry.key}#${s.offset}`, columns, decodedBytes(columns));
-        out[m.i] = paths ? projectColumns(columns, paths) : columns;
+        const columns = decodeBlockColumns(bytes, s);
+        this.caches.blocks.set(`${entry.key}#${s.offset}`, columns, blockColumnsBytes(columns));
+        out[m.i] = paths ? projectBlockColumns(columns, paths) : columns;
       }
       // A run's bytes are dropped once every block reading from it is decoded.
       for (const r of runsOf[k]!) {
@@ -136,11 +146,11 @@ export class RawReader {
     const perEntry = await mapLimit(entries, Math.max(1, Math.ceil(this.concurrency / 2)), async (entry) => {
       const footer = await this.footer(entry);
       const wanted = candidates(footer, spec).filter((s) => !skip?.has(s.id) && s.metric === spec.metric && tagsMatch(s.tags, spec.tags) && s.maxTs >= spec.from && s.minTs < spec.to);
-      return { entry, wanted, blocks: await this.readBlocks(entry, wanted, spec.fields) };
+      return { entry, wanted, blocks: await this.readColumns(entry, wanted, spec.fields) };
     });
     // Insert in catalog order (window, fence, part), so precedence is right whatever finished first.
     for (const { entry, wanted, blocks } of perEntry)
-      wanted.forEach((s, i) => sourcesOf(s.id, { metric: s.metric, tags: s.tags }, entry.window).push({ data: blocks[i]!, sortedUnique: true }));
+      wanted.forEach((s, i) => sourcesOf(s.id, { metric: s.metric, tags: s.tags }, entry.window).push(blockSource(blocks[i]!)));
     for (const log of logs) {
       if (!tagsMatch(log.key.tags, spec.tags)) continue;
       const data = decodeRecords(log.data);
@@ -169,13 +179,14 @@ export function mergeWindows(windows: Map<number, Source[]>, spec: QuerySpec, fi
   return clip(data, spec.from, spec.to, fields ? [...selectPaths(fields, new Set(Object.keys(data.fields))).keys()] : undefined);
 }
 
-/** Roughly what decoded columns occupy: 8 bytes a value, more for strings and nested values. */
-function decodedBytes(c: SeriesColumns): number {
-  let n = 64 + c.ts.length * 8;
-  for (const col of Object.values(c.fields)) {
-    n += 32 + col.length * 8;
-    const sample = col.find((v) => v !== null && typeof v !== 'number' && typeof v !== 'boolean');
-    if (sample !== undefined) n += col.length * (typeof sample === 'string' ? sample.length * 2 + 16 : JSON.stringify(sample).length * 2);
-  }
-  return n;
+/** A block as a merge source: its values are built only if a merge needs them. */
+export function blockSource(columns: BlockColumns): Source {
+  let data: SeriesColumns | undefined;
+  return {
+    columns,
+    sortedUnique: true,
+    get data() {
+      return (data ??= assemble(columns));
+    },
+  };
 }

@@ -1,4 +1,5 @@
 import type { SeriesColumns, SeriesKey, Tags } from '@s4/core';
+import type { BlockColumns } from '@s4/format';
 import type { Agg } from '../rollup/buckets.js';
 
 export interface QuerySpec {
@@ -24,6 +25,20 @@ export interface AggregateSpec extends QuerySpec {
 
 export interface SeriesResult extends SeriesKey, SeriesColumns {
   readonly id: string;
+  /**
+   * Set when the series was answered straight from block columns (columnar.ts): the same
+   * samples as runs of decoded blocks in time order, and the answer's field names in order.
+   * Writers stream from them; `ts` and `fields` are then built on first use.
+   */
+  readonly slices?: readonly ColumnSlice[];
+  readonly names?: readonly string[];
+}
+
+/** Samples [lo, hi) of one block's decoded columns. */
+export interface ColumnSlice {
+  readonly columns: BlockColumns;
+  readonly lo: number;
+  readonly hi: number;
 }
 
 export interface QueryEngineOptions {

@@ -134,12 +134,32 @@ describe('RecordEncoder', () => {
   });
 });
 
+/** Whether a fields map nests deeper than `max` levels (the limit parseWrite checks before the schema). */
+function deeper(v: unknown, max: number, depth = -1): boolean {
+  if (typeof v !== 'object' || v === null) return false;
+  if (depth >= max) return true;
+  return Object.values(v).some((x) => deeper(x, max, depth + 1));
+}
+
 describe('plainSample (the hand-written fast path)', () => {
   it('never accepts what the schema refuses, and reads what it accepts the same way', async () => {
     const fc = (await import('fast-check')).default;
     const { plainSample, sampleSchema } = await import('./validate.js');
     // Mostly valid parts, so that samples with exactly one bad part are common.
     const name = fc.constantFrom('m', 'cpu', 'value', '', 'a\u0001', '\ud800', 'x'.repeat(257));
+    // Nested records: mostly valid, now and then a lone surrogate, a `__proto__` key, a typed
+    // array, a Date or a value deeper than the limit (4) somewhere inside.
+    const odd = fc.constantFrom<unknown>('\ud800', Float64Array.of(1), new Date(0), undefined, [[[[[1]]]]], JSON.parse('{"__proto__": 1}'), Object.create(null) as object);
+    const key = fc.oneof({ weight: 5, arbitrary: fc.constantFrom('prn', 'snr', 'x', '', 'ü', 'constructor', 'toString') }, fc.constantFrom('\ud800'));
+    const { nested } = fc.letrec<{ nested: unknown }>((tie) => ({
+      nested: fc.oneof(
+        { depthSize: 'small', withCrossShrink: true },
+        { weight: 4, arbitrary: fc.oneof(fc.double(), fc.boolean(), fc.constant(null), fc.string({ unit: 'binary' })) },
+        fc.array(tie('nested'), { maxLength: 3 }),
+        fc.dictionary(key, tie('nested'), { maxKeys: 3 }),
+        { weight: 1, arbitrary: odd },
+      ),
+    }));
     const sample = fc.record(
       {
         metric: fc.oneof({ weight: 5, arbitrary: fc.constant('m') }, name, fc.constant(7)),
@@ -147,7 +167,7 @@ describe('plainSample (the hand-written fast path)', () => {
         ts: fc.oneof({ weight: 5, arbitrary: fc.nat() }, fc.constantFrom(1.5, -1, '5', 2 ** 53)),
         fields: fc.dictionary(
           fc.oneof({ weight: 5, arbitrary: fc.constant('value') }, name),
-          fc.oneof({ weight: 5, arbitrary: fc.double() }, fc.boolean(), fc.constant(null), name, fc.constant({ n: 1 }), fc.constant(undefined)),
+          fc.oneof({ weight: 5, arbitrary: fc.double() }, fc.boolean(), fc.constant(null), name, nested, fc.constant(undefined)),
           { maxKeys: 2 },
         ),
         extra: fc.integer(),
@@ -156,9 +176,10 @@ describe('plainSample (the hand-written fast path)', () => {
     );
     fc.assert(
       fc.property(sample, (raw) => {
-        const fast = plainSample(raw);
+        const fast = plainSample(raw, 4);
         const schema = sampleSchema.safeParse(raw);
         if (fast !== null) {
+          expect(deeper(raw.fields, 4)).toBe(false);
           expect(schema.success).toBe(true);
           expect(fast).toEqual(schema.data);
         }

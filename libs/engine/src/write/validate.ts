@@ -129,7 +129,7 @@ export function parseWrite(input: WriteBody, limits: WriteLimits, now: number): 
     g.addRow(ts, row);
   };
   const addSample = (where: string, raw: unknown) => {
-    const fast = plainSample(raw);
+    const fast = plainSample(raw, limits.maxNestingDepth);
     if (fast) {
       add(where, groupOf(where, fast), fast.ts, dropNulls(fast.fields));
       return;
@@ -237,30 +237,74 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 const isName = (v: unknown): v is string => typeof v === 'string' && v !== '__proto__' && v.length >= 1 && v.length <= NAME_MAX && !CONTROL.test(v) && v.isWellFormed();
 
 /**
- * The common sample (flat numbers, booleans, strings, null) checked by hand: zod costs several
- * microseconds per sample, which dominated row-form ingest. Returns null for anything else,
- * which then goes through the schema, so this path never accepts what the schema refuses.
+ * The common sample checked by hand: zod costs several microseconds per sample (tens for a
+ * nested record), which dominated ingest. Flat values and nested records (arrays and plain
+ * objects down to `maxDepth` levels) are walked once here; anything unusual (a bad name, a lone
+ * surrogate, `__proto__` anywhere, a typed array, a value too deep) returns null and goes
+ * through the schema, which words the error. So this path never accepts what the schema
+ * refuses, and what it accepts reads as the schema would read it (the property test holds it).
  */
-export function plainSample(raw: unknown): ParsedSample | null {
+export function plainSample(raw: unknown, maxDepth = 64): ParsedSample | null {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return null;
   const o = raw as Record<string, unknown>;
   for (const k in o) if (!SAMPLE_KEYS.has(k)) return null;
   const { metric, tags, ts, fields } = o;
   if (!isName(metric) || typeof ts !== 'number' || !Number.isSafeInteger(ts) || ts < 0) return null;
   if (tags !== undefined) {
-    if (typeof tags !== 'object' || tags === null || Array.isArray(tags)) return null;
-    for (const [k, v] of Object.entries(tags)) if (!isName(k) || typeof v !== 'string' || v.length === 0 || !v.isWellFormed()) return null;
+    if (!isPlainObject(tags)) return null;
+    for (const k in tags) {
+      const v = tags[k];
+      if (!isName(k) || typeof v !== 'string' || v.length === 0 || !v.isWellFormed()) return null;
+    }
   }
-  if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) return null;
+  if (!isPlainObject(fields)) return null;
   let n = 0;
-  for (const [k, v] of Object.entries(fields)) {
+  const copy: Fields = {};
+  for (const k in fields) {
     n++;
     if (!isName(k)) return null;
-    if (v === null || typeof v === 'number' || typeof v === 'boolean') continue;
-    if (typeof v !== 'string' || !v.isWellFormed()) return null;
+    const v = fields[k];
+    if (v === null || typeof v === 'number' || typeof v === 'boolean') {
+      copy[k] = v;
+      continue;
+    }
+    if (typeof v === 'string') {
+      if (!v.isWellFormed()) return null;
+    } else if (!plainValue(v, 0, maxDepth)) return null;
+    copy[k] = v as FieldValue;
   }
   if (n === 0) return null;
-  return { metric, tags: (tags ?? {}) as Record<string, string>, ts, fields: { ...(fields as Fields) } };
+  return { metric, tags: (tags ?? {}) as Record<string, string>, ts, fields: copy };
+}
+
+/** A JSON value the schema would read as itself, no deeper than `max` levels; recursion is bounded by `max` (at most 1,000). */
+function plainValue(v: unknown, depth: number, max: number): boolean {
+  switch (typeof v) {
+    case 'number':
+    case 'boolean':
+      return true;
+    case 'string':
+      return v.isWellFormed();
+    case 'object': {
+      if (v === null) return true;
+      if (depth >= max) return false;
+      if (Array.isArray(v)) {
+        for (let i = 0; i < v.length; i++) if (!plainValue(v[i], depth + 1, max)) return false;
+        return true;
+      }
+      if (!isPlainObject(v)) return false;
+      for (const k in v) if (k === '__proto__' || !k.isWellFormed() || !plainValue(v[k], depth + 1, max)) return false;
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (typeof v !== 'object' || v === null) return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return proto === Object.prototype || proto === null;
 }
 
 /** `.fields.__proto__` or `.tags.__proto__` when a sample or series uses it as a name (schemas silently drop it). */

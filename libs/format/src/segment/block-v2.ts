@@ -5,11 +5,12 @@ import { ByteReader, ByteWriter } from '../codec/bytes.js';
 import { decodeColumnBody, encodeColumnBody } from '../codec/column.js';
 import { decodeFrame, encodeFrame, ZSTD_LEVEL } from '../codec/frame.js';
 import { decodeTimestamps, encodeTimestamps } from '../codec/timestamps.js';
-import { assembleField, fieldJson } from '../shred/assemble.js';
+import { assembleField, fieldJson, fieldTexts } from '../shred/assemble.js';
 import { decodeNode, elementCount, memberCounts, type NodeColumn } from '../shred/nodes.js';
 import { childPath, elementPath, escapeKey, selectAll, selectPaths, type Selection } from '../shred/path.js';
 import { MISSING, projectValue } from '../shred/project.js';
 import { Kind, shredField } from '../shred/shred.js';
+import { sliceNode } from '../shred/slice.js';
 import { decodeBlockV1 } from './block-v1.js';
 import { asCorrupt, checkEntry, checkTimestamps } from './checks.js';
 import { indexLayout, type LayoutIndex } from './layout.js';
@@ -333,6 +334,64 @@ export function columnsJson(cols: BlockColumns, field: string): string[] {
     const p = projectValue(v, sel);
     return p === MISSING || p === null ? 'null' : JSON.stringify(p);
   });
+}
+
+/**
+ * As columnsJson, but null where the (projected) value is null, so that a writer can leave such
+ * samples out (NDJSON does); a NaN or ±Infinity is the text "null", as JSON.stringify writes it.
+ */
+export function columnTexts(cols: BlockColumns, field: string): (string | null)[] {
+  const f = cols.fields.get(field);
+  if (!f) throw new RangeError(`field ${field} was not read`);
+  const sel = cols.selection?.get(field) ?? selectAll();
+  if (f.kind === 'shredded') return fieldTexts(f.root, sel);
+  return f.values.map((v) => {
+    const p = projectValue(v, sel);
+    return p === MISSING || p === null ? null : JSON.stringify(p);
+  });
+}
+
+/** Samples [lo, hi) of decoded columns, sharing what can be shared (shredded fields are sliced by sliceNode). */
+export function sliceColumns(cols: BlockColumns, lo: number, hi: number): BlockColumns {
+  if (lo === 0 && hi === cols.ts.length) return cols;
+  const fields = new Map<string, FieldColumn>();
+  for (const [name, f] of cols.fields) fields.set(name, f.kind === 'values' ? { kind: 'values', values: f.values.slice(lo, hi) } : { kind: 'shredded', root: sliceNode(f.root, lo, hi) });
+  return { ts: cols.ts.slice(lo, hi), fields, selection: cols.selection };
+}
+
+/**
+ * Whole decoded columns (no selection) seen through a projection, as decodeBlockColumns with
+ * `paths` would decode them: one field per selected name, a field no sample has being nulls.
+ */
+export function projectBlockColumns(cols: BlockColumns, paths: readonly string[]): BlockColumns {
+  if (cols.selection) throw new RangeError('columns already projected');
+  const sels = selectPaths(paths, new Set(cols.fields.keys()));
+  const fields = new Map<string, FieldColumn>();
+  for (const name of sels.keys()) fields.set(name, cols.fields.get(name) ?? { kind: 'values', values: new Array<FieldValue>(cols.ts.length).fill(null) });
+  return { ts: cols.ts, fields, selection: sels };
+}
+
+/** Roughly what decoded columns occupy in memory (for a cache's byte budget). */
+export function blockColumnsBytes(cols: BlockColumns): number {
+  let n = 64 + cols.ts.length * 8;
+  const node = (c: NodeColumn): number => {
+    let b = 96 + c.path.length * 2 + (c.kinds?.length ?? 0) + c.nums.length * 8 + c.bools.length + c.lens.length * 8 + (c.shapeIds?.length ?? 0) * 8;
+    for (const s of c.strs) b += 16 + s.length * 2;
+    for (const keys of c.shapes) for (const k of keys) b += 16 + k.length * 2;
+    if (c.elem) b += node(c.elem);
+    for (const child of c.children.values()) b += node(child);
+    return b;
+  };
+  for (const f of cols.fields.values()) {
+    if (f.kind === 'shredded') n += node(f.root);
+    else {
+      n += 32 + f.values.length * 8;
+      const sample = f.values.find((v) => v !== null && typeof v !== 'number' && typeof v !== 'boolean');
+      // Whole nested values (not shredded) are object graphs: several times their JSON text.
+      if (sample !== undefined) n += f.values.length * (typeof sample === 'string' ? sample.length * 2 + 16 : JSON.stringify(sample).length * 6);
+    }
+  }
+  return n;
 }
 
 /** Whole version 2 block: every column, checked against the entry. */

@@ -61,9 +61,14 @@ class Cursor {
   private numJson: string[] | null = null;
   private strJson: Map<string, string> | null = null;
 
-  /** The JSON text of the next number: all of the column's numbers formatted by one native call, on first use. */
+  /**
+   * The JSON text of the next number, all of the column's formatted on first use. Formatting a
+   * double is the dear part of writing records as JSON (about half a microsecond each), and
+   * sensor columns repeat values (satellite numbers, 0.1-step readings), so each distinct value
+   * is formatted once.
+   */
   numText(): string {
-    if (!this.numJson) this.numJson = this.node.nums.length === 0 ? [] : JSON.stringify(this.node.nums).slice(1, -1).split(',');
+    if (!this.numJson) this.numJson = numberTexts(this.node.nums);
     return this.numJson[this.n++]!;
   }
 
@@ -86,6 +91,34 @@ class Cursor {
     return this.elem;
   }
 }
+
+/**
+ * JSON.stringify of each number (NaN and ±Infinity as null, −0 as 0). Each distinct value is
+ * formatted once while values repeat; a column that does not repeat (positions, timestamps) is
+ * formatted plainly after a probe, as the map would only cost there.
+ */
+function numberTexts(nums: readonly number[]): string[] {
+  const out = new Array<string>(nums.length);
+  const seen = new Map<number, string>();
+  let hits = 0;
+  let i = 0;
+  for (; i < nums.length; i++) {
+    if (i === PROBE && hits < PROBE / 2) break;
+    const v = nums[i]!;
+    let t = seen.get(v);
+    if (t === undefined) {
+      t = Number.isFinite(v) ? String(v) : 'null';
+      if (seen.size < 65_536) seen.set(v, t);
+    } else hits++;
+    out[i] = t;
+  }
+  for (; i < nums.length; i++) {
+    const v = nums[i]!;
+    out[i] = Number.isFinite(v) ? String(v) : 'null';
+  }
+  return out;
+}
+const PROBE = 4096;
 
 function take(c: Cursor): FieldValue | typeof MISSING {
   const node = c.node;
@@ -194,8 +227,23 @@ function text(c: Cursor): string | null {
  * values ("null" for a sample without the field).
  */
 export function fieldJson(root: NodeColumn, sel: Selection): string[] {
+  return fieldTexts(root, sel).map((t) => t ?? 'null');
+}
+
+/**
+ * As fieldJson, but null where assembleField's value is null (the sample lacks the field, holds
+ * null, or has none of the selected paths), so a writer can leave such samples out; a NaN is
+ * still the text "null", as JSON.stringify writes it.
+ */
+export function fieldTexts(root: NodeColumn, sel: Selection): (string | null)[] {
   const c = new Cursor(root, sel);
-  const out = new Array<string>(root.count);
-  for (let i = 0; i < root.count; i++) out[i] = text(c) ?? 'null';
+  const out = new Array<string | null>(root.count);
+  for (let i = 0; i < root.count; i++) {
+    const kind = root.kinds ? root.kinds[c.k] : root.kind;
+    if (kind === Kind.Null) {
+      c.k++;
+      out[i] = null;
+    } else out[i] = text(c);
+  }
   return out;
 }

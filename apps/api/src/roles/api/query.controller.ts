@@ -25,7 +25,11 @@ export class QueryController {
   ) {}
 
   @Get('query')
-  @ApiOperation({ summary: 'Read samples of the series matching a selector over [from, to)', description: 'json buffers per series; msgpack, ndjson and csv stream.' })
+  @ApiOperation({
+    summary: 'Read samples of the series matching a selector over [from, to)',
+    description:
+      'json buffers per series; msgpack, ndjson and csv stream. msgpack: concatenated maps {metric, tags, ts: Float64Array, fields: {name: Float64Array | values}}; nested (shredded) fields of records read from segments come as node columns in `shredded` ([name, node, …]) with `names` listing every field in order (node layout: apps/api/src/roles/api/output/columns-wire.ts), which the SDK turns into records lazily.',
+  })
   @ApiQuery({ name: 'metric', required: true })
   @ApiQuery({ name: 'tag', required: false, isArray: true, description: 'key:value, repeatable; all must match' })
   @ApiQuery({ name: 'from', required: true, description: 'inclusive; integer ms or ISO-8601' })
@@ -97,7 +101,7 @@ export class QueryController {
     const counted = async function* (): AsyncGenerator<SeriesResult> {
       let r = first;
       while (!r.done) {
-        points += r.value.ts.length;
+        points += pointsOf(r.value);
         if (format === 'json' && points > maxPoints)
           throw new LimitError('S4_MAX_QUERY_POINTS', maxPoints, `a JSON answer would hold more than ${maxPoints} points; use format=msgpack, ndjson or csv, or a smaller range`, 413);
         yield r.value;
@@ -119,6 +123,14 @@ export class QueryController {
     stream.on('error', () => metrics.queryRequests.inc({ outcome: 'error' }));
     await reply.status(200).header('content-type', CONTENT_TYPES[format]).send(stream);
   }
+}
+
+/** Samples of a result, counted without building the values of one answered from block columns. */
+function pointsOf(s: SeriesResult): number {
+  if (!s.slices) return s.ts.length;
+  let n = 0;
+  for (const x of s.slices) n += x.hi - x.lo;
+  return n;
 }
 
 async function* fromArray<T>(items: readonly T[]): AsyncGenerator<T> {

@@ -1,6 +1,7 @@
 import { nameMap, own, sortedTags, type FieldValue } from '@s4/core';
-import type { SeriesResult } from '@s4/engine';
-import { msgpack } from '@s4/format';
+import type { ColumnSlice, SeriesResult } from '@s4/engine';
+import { assemble, columnsJson, columnTexts, msgpack, sliceColumns, type BlockColumns } from '@s4/format';
+import { nodeWire } from './columns-wire.js';
 
 export const FORMATS = ['json', 'msgpack', 'csv', 'ndjson'] as const;
 export type Format = (typeof FORMATS)[number];
@@ -42,15 +43,39 @@ async function* json(results: AsyncIterable<SeriesResult>, warnings: readonly An
   yield '{"series":[';
   let first = true;
   for await (const s of results) {
-    yield (first ? '' : ',') + JSON.stringify({ metric: s.metric, tags: s.tags, ts: s.ts, fields: s.fields });
+    yield (first ? '' : ',') + (s.slices ? columnarJson(s, s.slices, s.names ?? []) : JSON.stringify({ metric: s.metric, tags: s.tags, ts: s.ts, fields: s.fields }));
     first = false;
   }
   yield warnings.length > 0 ? `],"warnings":${JSON.stringify(warnings)}}` : ']}';
 }
 
+/**
+ * A columnar series as JSON, written from the block columns without building a record: the
+ * same text as JSON.stringify of its values (the property test holds it to that).
+ */
+function columnarJson(s: SeriesResult, slices: readonly ColumnSlice[], names: readonly string[]): string {
+  const ts: number[] = [];
+  const parts: BlockColumns[] = slices.map((x) => sliceColumns(x.columns, x.lo, x.hi));
+  for (const p of parts) for (const t of p.ts) ts.push(t);
+  let out = `{"metric":${JSON.stringify(s.metric)},"tags":${JSON.stringify(s.tags)},"ts":${JSON.stringify(ts)},"fields":{`;
+  names.forEach((name, f) => {
+    out += `${f === 0 ? '' : ','}${JSON.stringify(name)}:[`;
+    parts.forEach((p, k) => {
+      const texts = p.fields.has(name) ? columnsJson(p, name) : new Array<string>(p.ts.length).fill('null');
+      out += (k === 0 ? '' : ',') + texts.join(',');
+    });
+    out += ']';
+  });
+  return `${out}}}`;
+}
+
 /** One sample per line, exactly the NDJSON write format, so an export can be imported again. */
 async function* ndjson(results: AsyncIterable<SeriesResult>): AsyncGenerator<string> {
   for await (const s of results) {
+    if (s.slices) {
+      yield* columnarNdjson(s, s.slices, s.names ?? []);
+      continue;
+    }
     const head = `{"metric":${JSON.stringify(s.metric)},"tags":${JSON.stringify(Object.fromEntries(sortedTags(s.tags)))},"ts":`;
     const names = Object.keys(s.fields);
     const keys = names.map((f) => JSON.stringify(f));
@@ -72,6 +97,33 @@ async function* ndjson(results: AsyncIterable<SeriesResult>): AsyncGenerator<str
     }
     if (piece) yield piece;
   }
+}
+
+/** NDJSON lines of a columnar series, each field's text written from the columns (null values left out). */
+function* columnarNdjson(s: SeriesResult, slices: readonly ColumnSlice[], names: readonly string[]): Generator<string> {
+  const head = `{"metric":${JSON.stringify(s.metric)},"tags":${JSON.stringify(Object.fromEntries(sortedTags(s.tags)))},"ts":`;
+  const keys = names.map((f) => JSON.stringify(f));
+  let piece = '';
+  for (const x of slices) {
+    const p = sliceColumns(x.columns, x.lo, x.hi);
+    const texts = names.map((name) => (p.fields.has(name) ? columnTexts(p, name) : null));
+    for (let i = 0; i < p.ts.length; i++) {
+      let line = `${head}${p.ts[i]},"fields":{`;
+      let sep = '';
+      for (let f = 0; f < names.length; f++) {
+        const t = texts[f]?.[i];
+        if (t === null || t === undefined) continue;
+        line += `${sep}${keys[f]}:${t}`;
+        sep = ',';
+      }
+      piece += `${line}}}\n`;
+      if (piece.length >= PIECE) {
+        yield piece;
+        piece = '';
+      }
+    }
+  }
+  if (piece) yield piece;
 }
 
 function jsonValue(v: FieldValue): string {
@@ -124,9 +176,31 @@ function csvCell(s: string): string {
   return /[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 }
 
-/** A concatenation of MessagePack maps, one per series chunk, numeric columns as Float64Array. */
+/**
+ * A concatenation of MessagePack maps, one per series chunk, numeric columns as Float64Array.
+ * A series answered from block columns goes as one chunk per block run: its flat fields in
+ * `fields` as before, its shredded (nested) fields in `shredded` as node columns (columns-wire.ts),
+ * which the SDK turns into records only when asked, and then `names`, every field in answer order.
+ */
 async function* msgpackChunks(results: AsyncIterable<SeriesResult>): AsyncGenerator<Buffer> {
   for await (const s of results) {
+    if (s.slices) {
+      for (const x of s.slices) {
+        const p = sliceColumns(x.columns, x.lo, x.hi);
+        const fields = nameMap<Float64Array | FieldValue[]>();
+        const shredded: unknown[] = [];
+        for (const name of s.names ?? []) {
+          const f = p.fields.get(name);
+          if (f?.kind === 'shredded') shredded.push(name, nodeWire(f.root, p.selection?.get(name)));
+          else {
+            const col = f ? (p.selection?.get(name)?.all === false ? columnsValues(p, name) : (f.values as FieldValue[])) : new Array<FieldValue>(p.ts.length).fill(null);
+            fields[name] = numericColumn(col, 0, col.length) ?? col;
+          }
+        }
+        yield msgpack.pack({ metric: s.metric, tags: s.tags, ts: Float64Array.from(p.ts), fields, ...(shredded.length > 0 ? { shredded, names: s.names } : {}) });
+      }
+      continue;
+    }
     for (let lo = 0; lo < s.ts.length || lo === 0; lo += MSGPACK_CHUNK) {
       const hi = Math.min(s.ts.length, lo + MSGPACK_CHUNK);
       const fields = nameMap<Float64Array | FieldValue[]>();
@@ -147,4 +221,9 @@ function numericColumn(col: readonly FieldValue[], lo: number, hi: number): Floa
     out[i - lo] = v;
   }
   return out;
+}
+
+/** A flat (unshredded) field seen through a projection: its values projected, as assemble would. */
+function columnsValues(p: BlockColumns, name: string): FieldValue[] {
+  return assemble({ ts: p.ts, fields: new Map([[name, p.fields.get(name)!]]), selection: p.selection }).fields[name]!;
 }
