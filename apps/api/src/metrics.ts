@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { WINDOW_MS, allShards, type Clock, type HotTier } from '@s4/core';
-import type { CompactStats, FlushStats, QueryCounters, RollupStats } from '@s4/engine';
+import type { CompactStats, FlushStats, QueryCounters, RollupStats, SeriesIndexStats } from '@s4/engine';
 
 /** The Prometheus metrics of one process (GET /metrics). */
 export class Metrics {
@@ -23,6 +23,8 @@ export class Metrics {
   readonly compactBytesIn = new Counter({ name: 's4_compact_bytes_in_total', help: 'Bytes of the parts folds replaced', registers: [this.registry] });
   readonly compactBytesOut = new Counter({ name: 's4_compact_bytes_out_total', help: 'Bytes of the folded parts written', registers: [this.registry] });
   readonly compactDeleted = new Counter({ name: 's4_compact_deleted_total', help: 'Replaced parts deleted after their grace period', registers: [this.registry] });
+  readonly seriesIndexWrites = new Counter({ name: 's4_series_index_writes_total', help: 'Series indexes (one per shard-day) written by the compact role', registers: [this.registry] });
+  readonly seriesIndexFooters = new Counter({ name: 's4_series_index_footers_total', help: 'Footers read to index parts the previous index did not cover', registers: [this.registry] });
   readonly compactErrors = new Counter({ name: 's4_compact_errors_total', help: 'Failed compaction passes', registers: [this.registry] });
   readonly workerPasses = new Counter({ name: 's4_worker_passes_total', help: 'Passes run by the role worker threads, by role and trigger (periodic or admin)', labelNames: ['role', 'trigger'], registers: [this.registry] });
   readonly workerThreads = new Gauge({ name: 's4_worker_thread_info', help: 'The role worker threads running now (1 per thread), with their thread ids', labelNames: ['role', 'thread_id'], registers: [this.registry] });
@@ -69,7 +71,11 @@ export class Metrics {
     this.flushSeconds.observe(ms / 1000);
   }
 
-  recordCompaction(stats: CompactStats): void {
+  recordCompaction(stats: CompactStats & { index?: SeriesIndexStats }): void {
+    if (stats.index) {
+      this.seriesIndexWrites.inc(stats.index.indexes);
+      this.seriesIndexFooters.inc(stats.index.footers);
+    }
     this.compactWindows.inc(stats.windows);
     this.compactPartsIn.inc(stats.partsIn);
     this.compactBytesIn.inc(stats.bytesIn);

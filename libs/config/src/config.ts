@@ -51,6 +51,7 @@ const schema = z.object({
 
   S4_QUERY_CONCURRENCY: int(1, 1024).default(32),
   S4_CACHE_BYTES: int(0, 2 ** 40).default(256 * 1024 * 1024),
+  S4_SERIES_INDEX: bool.default(true),
 
   S4_API_KEYS: z
     .string()
@@ -155,7 +156,7 @@ export interface Config {
   };
   /** The aggregation worker re-checks windows this far back on every pass (older late data is answered from raw data). */
   readonly rollup: { readonly intervalMs: number; readonly lookbackMs: number };
-  readonly query: { readonly concurrency: number; readonly cacheBytes: number; readonly maxPoints: number };
+  readonly query: { readonly concurrency: number; readonly cacheBytes: number; readonly maxPoints: number; readonly seriesIndex: boolean };
   readonly limits: {
     readonly maxBodyBytes: number;
     readonly maxSamplesPerRequest: number;
@@ -276,7 +277,7 @@ export function loadConfig(env: RawEnv = process.env): Config {
       concurrency: e.S4_COMPACT_CONCURRENCY,
     },
     rollup: { intervalMs: e.S4_ROLLUP_INTERVAL_MS, lookbackMs: e.S4_ROLLUP_LOOKBACK_MS },
-    query: { concurrency: e.S4_QUERY_CONCURRENCY, cacheBytes: e.S4_CACHE_BYTES, maxPoints: e.S4_MAX_QUERY_POINTS },
+    query: { concurrency: e.S4_QUERY_CONCURRENCY, cacheBytes: e.S4_CACHE_BYTES, maxPoints: e.S4_MAX_QUERY_POINTS, seriesIndex: e.S4_SERIES_INDEX },
     limits: {
       maxBodyBytes: e.S4_MAX_BODY_BYTES,
       maxSamplesPerRequest: e.S4_MAX_SAMPLES_PER_REQUEST,

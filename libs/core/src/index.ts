@@ -5,3 +5,4 @@ export * from './ports.js';
 export * from './roles.js';
 export * from './shard.js';
 export * from './time.js';
+export * from './matchers.js';

@@ -98,6 +98,15 @@ export function catalogDaysKey(ref: ShardRef, kind: CatalogKind = 'segment'): st
 }
 
 /**
+ * The series index of one shard-day (series-index.md): the postings of every series of the
+ * parts it covers and where their blocks are. Beside the day's catalog; derived data, rebuilt
+ * from the parts' footers when missing.
+ */
+export function seriesIndexKey(ref: ShardRef, day: number): string {
+  return `${catalogFolder(ref, 'segment')}/${dayName(day)}.s4idx`;
+}
+
+/**
  * The segment parts of a shard that left its catalogs (folded by the compactor) or were uploaded
  * by a fold that never committed, waiting to be deleted once no reader can still be using them
  * (catalog.md, "Pending deletes"). A sibling of the shard's catalog folder, like its day list.

@@ -5,6 +5,8 @@ export { Flusher, type FlushStats, type FlusherOptions } from './flush/flusher.j
 export { OrphanSweeper, type OrphanSweepOptions, type OrphanSweepStats } from './flush/orphans.js';
 export { clip, concatWindows, lowerBound, mergeSources, type Source } from './columns/merge.js';
 export { ByteBudgetCache, type ObjectCache } from './query/cache.js';
+export type { SeriesSelector } from './query/series-list.js';
+export type { TagSelector } from './query/selector.js';
 export { QueryEngine, type AggregateSpec, type ColumnSlice, type QueryCounters, type QueryEngineOptions, type QuerySpec, type SeriesResult } from './query/query-engine.js';
 export { reduceToPixels } from './query/downsample.js';
 export { ColumnarSeries, columnarSeries } from './query/columnar.js';
@@ -17,3 +19,6 @@ export { parseWrite, type SeriesWrite, type WriteBody, type WriteLimits } from '
 export { Writer, type WriteResult, type WriterOptions } from './write/writer.js';
 export { Compactor, COMPACT_DEFAULTS, type CompactStats, type CompactorOptions } from './compact/compactor.js';
 export { HealthReader, type ShardHealth, type ShardHealthOptions } from './health/shard-health.js';
+export { SeriesIndexBuilder, type SeriesIndexBuilderOptions, type SeriesIndexStats } from './series-index/builder.js';
+export { SeriesIndexStore } from './series-index/series-index-store.js';
+export { selectOrdinals } from './series-index/postings.js';

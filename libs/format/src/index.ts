@@ -35,3 +35,14 @@ export {
   type ReadQuery,
 } from './protocols/prometheus.js';
 export { formatGraphiteLine, graphiteGlob, parseGraphiteLine } from './protocols/graphite.js';
+export {
+  SERIES_INDEX_MAGIC,
+  SERIES_INDEX_VERSION,
+  decodeSeriesIndex,
+  encodeSeriesIndex,
+  indexedEntry,
+  type IndexedPart,
+  type IndexedSeries,
+  type SeriesIndex,
+  type SeriesIndexInput,
+} from './series-index/series-index.js';

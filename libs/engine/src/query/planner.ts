@@ -1,7 +1,8 @@
-import { DAY_MS, WINDOW_MS, allShards, currentDayRollupKey, currentRollupKey, tagsMatch, type HotLog, type ShardRef } from '@s4/core';
+import { DAY_MS, WINDOW_MS, allShards, currentDayRollupKey, currentRollupKey, type HotLog, type ShardRef } from '@s4/core';
 import type { CatalogEntry } from '@s4/format';
 import type { CatalogStore } from '../catalog/catalog-store.js';
 import { DAY_ROLLUP_RESOLUTION, rollupResolutionFor, type RollupResolution } from '../rollup/resolutions.js';
+import { selects } from './selector.js';
 import type { AggregateSpec, QuerySpec } from './types.js';
 
 /**
@@ -54,7 +55,7 @@ export class QueryPlanner {
     const rolled = new Map<number, CatalogEntry>();
     const skipRaw = new Set<number>();
     if (!resolution || !this.rollups) return { resolution, rolled, skipRaw };
-    const hotWindows = new Set(logs.filter((l) => tagsMatch(l.key.tags, spec.tags)).map((l) => l.window));
+    const hotWindows = new Set(logs.filter((l) => selects(spec, l.key.tags)).map((l) => l.window));
     const partsOf = new Map<number, CatalogEntry[]>();
     for (const e of entries) {
       let l = partsOf.get(e.window);

@@ -1,4 +1,4 @@
-import type { HotTier, ObjectStore, SeriesKey, ShardRef, Tags } from '@s4/core';
+import type { HotTier, ObjectStore, SeriesKey, ShardRef, TagMatcher, Tags } from '@s4/core';
 import type { BlockColumns, SegmentFooter } from '@s4/format';
 import type { CatalogStore } from '../catalog/catalog-store.js';
 import { aggregate } from './aggregate.js';
@@ -10,7 +10,8 @@ import { QueryPlanner } from './planner.js';
 import { mergeWindows, RawReader } from './raw-reader.js';
 import type { Readers } from './readers.js';
 import { RollupReader } from './rollup-reader.js';
-import { listSeries } from './series-list.js';
+import { SeriesIndexStore } from '../series-index/series-index-store.js';
+import { labelNames, labelValues, listSeries, type SeriesSelector } from './series-list.js';
 import type { AggregateSpec, QueryCounters, QueryEngineOptions, QuerySpec, SeriesResult } from './types.js';
 
 export type { AggregateSpec, ColumnSlice, QueryCounters, QueryEngineOptions, QuerySpec, SeriesResult } from './types.js';
@@ -27,6 +28,7 @@ export type { AggregateSpec, ColumnSlice, QueryCounters, QueryEngineOptions, Que
 export class QueryEngine {
   readonly counters: QueryCounters = { objectReads: 0, objectBytes: 0 };
   private readonly readers: Readers;
+  private readonly index: SeriesIndexStore | undefined;
 
   constructor(
     hot: HotTier,
@@ -36,11 +38,16 @@ export class QueryEngine {
     rollups?: CatalogStore,
     clock: { now(): number } = Date,
   ) {
+    // An eighth each for footers and series indexes (with indexes, footers are read only for parts
+    // not indexed yet), the rest for decoded blocks.
+    const eighth = Math.floor(options.cacheBytes / 8);
     const caches = {
-      footers: new ByteBudgetCache<SegmentFooter>(Math.floor(options.cacheBytes / 4)),
-      blocks: new ByteBudgetCache<BlockColumns>(options.cacheBytes - Math.floor(options.cacheBytes / 4)),
+      footers: new ByteBudgetCache<SegmentFooter>(eighth),
+      blocks: new ByteBudgetCache<BlockColumns>(options.cacheBytes - 2 * eighth),
     };
-    const raw = new RawReader(objects, caches, this.counters, options.concurrency);
+    const index = options.seriesIndex === false ? undefined : new SeriesIndexStore(objects, eighth, clock);
+    this.index = index;
+    const raw = new RawReader(objects, caches, this.counters, options.concurrency, index, options.coalesceGapBytes);
     this.readers = {
       hot,
       planner: new QueryPlanner(catalogs, options, rollups, clock),
@@ -74,9 +81,19 @@ export class QueryEngine {
     }
   }
 
-  /** Series (metric + tags) with data in [from, to), from hot data and segment footers. */
-  async series(metric: string | undefined, tags: Tags, from: number, to: number): Promise<SeriesKey[]> {
-    return listSeries(this.readers, { metric, tags, from, to });
+  /** Series (metric + tags) with data in [from, to), from hot data, series indexes and segment footers. */
+  async series(metric: string | undefined, tags: Tags, from: number, to: number, matchers?: readonly TagMatcher[]): Promise<SeriesKey[]> {
+    return listSeries(this.readers, { metric, tags, matchers, from, to }, this.index);
+  }
+
+  /** Tag keys of the selected series with data in [from, to), sorted. */
+  async labels(selector: SeriesSelector): Promise<string[]> {
+    return labelNames(this.readers, selector, this.index);
+  }
+
+  /** Values of tag `key` of the selected series with data in [from, to), sorted. */
+  async labelValues(key: string, selector: SeriesSelector): Promise<string[]> {
+    return labelValues(this.readers, key, selector, this.index);
   }
 
   /**

@@ -1,9 +1,11 @@
-import { tagsMatch, type HotLog, type ObjectStore, type SeriesColumns, type SeriesKey } from '@s4/core';
+import { type HotLog, type ObjectStore, type SeriesColumns, type SeriesKey } from '@s4/core';
 import { assemble, blockColumnsBytes, columnRanges, decodeBlockColumns, decodeFooter, decodeRecords, projectBlockColumns, projectColumns, selectPaths, type BlockColumns, type ByteRange, type CatalogEntry, type FooterEntry, type SegmentFooter } from '@s4/format';
 import { clip, concatWindows, mergeSources, type Source } from '../columns/merge.js';
 import { mapLimit } from '../concurrency.js';
 import type { ObjectCache } from './cache.js';
+import type { SeriesIndexStore } from '../series-index/series-index-store.js';
 import { candidates } from './footer-index.js';
+import { selects } from './selector.js';
 import type { QueryCounters, QuerySpec } from './types.js';
 
 /** Blocks closer than this are fetched with one ranged GET. */
@@ -38,6 +40,9 @@ export class RawReader {
     private readonly counters: QueryCounters,
     /** Object reads in flight per query. */
     private readonly concurrency: number,
+    /** Where the blocks of indexed parts are found without their footers. */
+    private readonly index?: SeriesIndexStore,
+    private readonly coalesceGap = COALESCE_GAP,
   ) {}
 
   async footer(entry: CatalogEntry): Promise<SegmentFooter> {
@@ -80,7 +85,7 @@ export class RawReader {
     const runsOf = missing.map(() => new Set<number>());
     for (const p of pieces) {
       const run = runs[runs.length - 1];
-      if (run && p.offset - run.end <= (missing[p.k]!.projected ? PROJECTION_GAP : COALESCE_GAP)) {
+      if (run && p.offset - run.end <= Math.min(this.coalesceGap, missing[p.k]!.projected ? PROJECTION_GAP : COALESCE_GAP)) {
         run.end = Math.max(run.end, p.offset + p.length);
         run.blocks.add(p.k);
       } else runs.push({ offset: p.offset, end: p.offset + p.length, blocks: new Set([p.k]) });
@@ -144,15 +149,15 @@ export class RawReader {
       return list;
     };
     const perEntry = await mapLimit(entries, Math.max(1, Math.ceil(this.concurrency / 2)), async (entry) => {
-      const footer = await this.footer(entry);
-      const wanted = candidates(footer, spec).filter((s) => !skip?.has(s.id) && s.metric === spec.metric && tagsMatch(s.tags, spec.tags) && s.maxTs >= spec.from && s.minTs < spec.to);
+      const list = (await this.index?.blocks(entry, spec)) ?? candidates(await this.footer(entry), spec);
+      const wanted = list.filter((s) => !skip?.has(s.id) && s.metric === spec.metric && selects(spec, s.tags) && s.maxTs >= spec.from && s.minTs < spec.to);
       return { entry, wanted, blocks: await this.readColumns(entry, wanted, spec.fields) };
     });
     // Insert in catalog order (window, fence, part), so precedence is right whatever finished first.
     for (const { entry, wanted, blocks } of perEntry)
       wanted.forEach((s, i) => sourcesOf(s.id, { metric: s.metric, tags: s.tags }, entry.window).push(blockSource(blocks[i]!)));
     for (const log of logs) {
-      if (!tagsMatch(log.key.tags, spec.tags)) continue;
+      if (!selects(spec, log.key.tags)) continue;
       const data = decodeRecords(log.data);
       sourcesOf(log.id, log.key, log.window).push({ data: spec.fields ? projectColumns(data, spec.fields) : data, sortedUnique: false });
     }

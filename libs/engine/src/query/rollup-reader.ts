@@ -1,10 +1,11 @@
-import { tagsMatch, type SeriesKey } from '@s4/core';
+import type { SeriesKey } from '@s4/core';
 import type { CatalogEntry } from '@s4/format';
 import { mapLimit } from '../concurrency.js';
 import { columnsToBuckets, type Bucket } from '../rollup/buckets.js';
 import { rollupSeriesId, type RollupResolution } from '../rollup/resolutions.js';
 import { candidates } from './footer-index.js';
 import type { RawReader } from './raw-reader.js';
+import { selects } from './selector.js';
 import type { QuerySpec } from './types.js';
 
 /** Receives the buckets of one field of one series (by its raw series id). */
@@ -25,7 +26,7 @@ export class RollupReader {
     const suffix = rollupSeriesId('', resolution);
     await mapLimit([...rollups], Math.max(1, Math.ceil(this.concurrency / 2)), async (entry) => {
       const footer = await this.reader.footer(entry);
-      const wanted = candidates(footer, spec).filter((s) => s.id.endsWith(suffix) && s.metric === spec.metric && tagsMatch(s.tags, spec.tags));
+      const wanted = candidates(footer, spec).filter((s) => s.id.endsWith(suffix) && s.metric === spec.metric && selects(spec, s.tags));
       const blocks = await this.reader.readBlocks(entry, wanted);
       wanted.forEach((s, i) => {
         const data = blocks[i]!;

@@ -1,10 +1,12 @@
-import type { SeriesColumns, SeriesKey, Tags } from '@s4/core';
+import type { SeriesColumns, SeriesKey, TagMatcher, Tags } from '@s4/core';
 import type { BlockColumns } from '@s4/format';
 import type { Agg } from '../rollup/buckets.js';
 
 export interface QuerySpec {
   readonly metric: string;
   readonly tags: Tags;
+  /** Tag matchers (=, !=, =~, !~), all of which must hold besides `tags` (libs/core matchers.ts). */
+  readonly matchers?: readonly TagMatcher[] | undefined;
   /** Inclusive, ms. */
   readonly from: number;
   /** Exclusive, ms. */
@@ -46,8 +48,12 @@ export interface QueryEngineOptions {
   readonly shards: number;
   /** Object reads in flight per query. */
   readonly concurrency: number;
-  /** Byte budget of the footer + block cache. */
+  /** Byte budget of the footer, series index and block caches. */
   readonly cacheBytes: number;
+  /** Blocks of one object closer than this are fetched with one ranged GET (default 256 KiB). */
+  readonly coalesceGapBytes?: number | undefined;
+  /** Use the series indexes (default true); off, every part's footer is read. */
+  readonly seriesIndex?: boolean | undefined;
 }
 
 /** Counters a /metrics endpoint can show. */

@@ -73,20 +73,7 @@ export function encodeFooter(footer: SegmentFooter, level?: number): Uint8Array 
     for (const len of d.chunkLengths) entries.uvarint(len);
   }
   const lw = new ByteWriter(256);
-  if (footer.version >= 2) {
-    lw.uvarint(layouts.length);
-    for (const l of layouts) {
-      indexLayout(l);
-      lw.uvarint(l.chunks.length);
-      for (const chunk of l.chunks) {
-        lw.uvarint(chunk.length);
-        for (const col of chunk) {
-          lw.u8(col.role);
-          if (col.role !== ColumnRole.Timestamps) lw.uvarint(ref(col.path));
-        }
-      }
-    }
-  }
+  if (footer.version >= 2) writeLayouts(lw, layouts, ref);
   const w = new ByteWriter(entries.pos + lw.pos + 1024);
   w.u8(footer.version);
   assertWellFormed(footer.ns);
@@ -175,8 +162,24 @@ export function decodeFooter(bytes: Uint8Array): SegmentFooter {
   }
 }
 
+/** Distinct block layouts, each as `#chunks | (#columns | (role u8 | [path ref unless role 0])…)…` after their count. */
+export function writeLayouts(w: ByteWriter, layouts: readonly BlockLayout[], ref: (s: string) => number): void {
+  w.uvarint(layouts.length);
+  for (const l of layouts) {
+    indexLayout(l);
+    w.uvarint(l.chunks.length);
+    for (const chunk of l.chunks) {
+      w.uvarint(chunk.length);
+      for (const col of chunk) {
+        w.u8(col.role);
+        if (col.role !== ColumnRole.Timestamps) w.uvarint(ref(col.path));
+      }
+    }
+  }
+}
+
 /** The footer's distinct block layouts, each checked and indexed once (layout.ts). */
-function readLayouts(r: ByteReader, deref: () => string): BlockLayout[] {
+export function readLayouts(r: ByteReader, deref: () => string): BlockLayout[] {
   const n = r.count(2);
   const out: BlockLayout[] = [];
   for (let l = 0; l < n; l++) {

@@ -8,6 +8,7 @@ import type { WorkerPasses } from '../threads/passes.js';
 import { AdminController } from './admin.controller.js';
 import type { ApiRoot } from './api.root.js';
 import { Ingest } from './ingest.js';
+import { LabelsController } from './labels.controller.js';
 import { PROTOCOL_CONTROLLERS, PROTOCOL_PROVIDERS } from './protocols/index.js';
 import { QueryController } from './query.controller.js';
 import { HEALTH_READER, QUERY_ENGINE, WORKER_PASSES, WRITER } from './tokens.js';
@@ -22,13 +23,13 @@ export interface ApiModuleDeps {
   readonly lag: IngestLagMonitor | null;
 }
 
-/** The API role's endpoints: /v1/write, /v1/query, /v1/latest, /v1/series, /v1/admin/*, and the protocols' (protocols/). */
+/** The API role's endpoints: /v1/write, /v1/query, /v1/latest, /v1/series, /v1/labels, /v1/admin/*, and the protocols' (protocols/). */
 @Module({})
 export class ApiModule {
   static forRoot(deps: ApiModuleDeps): DynamicModule {
     return {
       module: ApiModule,
-      controllers: [WriteController, QueryController, AdminController, ...PROTOCOL_CONTROLLERS],
+      controllers: [WriteController, QueryController, LabelsController, AdminController, ...PROTOCOL_CONTROLLERS],
       providers: [
         Ingest,
         ...PROTOCOL_PROVIDERS,

@@ -23,7 +23,7 @@ export function createApiRoot(config: Config, hot: HotTier, objects: ObjectStore
     hot,
     objects,
     new CatalogStore(objects),
-    { ns, shards: config.shards, concurrency: config.query.concurrency, cacheBytes: config.query.cacheBytes },
+    { ns, shards: config.shards, concurrency: config.query.concurrency, cacheBytes: config.query.cacheBytes, seriesIndex: config.query.seriesIndex },
     new CatalogStore(objects, 'rollup'),
     clock,
   );

@@ -47,6 +47,11 @@ export const QUERY_BODY_SCHEMA = {
   properties: {
     metric: { type: 'string' },
     tags,
+    matchers: {
+      type: 'array',
+      description: 'tag matchers, all of which must hold (besides tags); a series without the tag matches as if its value were ""',
+      items: { type: 'object', required: ['key', 'op', 'value'], properties: { key: { type: 'string' }, op: { type: 'string', enum: ['=', '!=', '=~', '!~'] }, value: { type: 'string' } } },
+    },
     from: { type: 'integer' },
     to: { type: 'integer' },
     fields: { type: 'array', items: { type: 'string' } },
@@ -73,6 +78,13 @@ const WARNINGS = {
 };
 
 export const QUERY_RESULT_SCHEMA = { type: 'object', properties: { series: { type: 'array', items: columns }, warnings: WARNINGS } };
+
+/** The `match` query parameter, as every selector endpoint documents it. */
+export const MATCH_DOC =
+  'tag matcher, repeatable, all must hold: key=value, key!=value, key=~regex, key!~regex (the key ends at the first operator; regexes are anchored, JavaScript syntax, at most 1024 characters; a series without the tag matches as if its value were "")';
+
+export const LABELS_SCHEMA = { type: 'object', required: ['labels'], properties: { labels: { type: 'array', items: { type: 'string' } } } };
+export const LABEL_VALUES_SCHEMA = { type: 'object', required: ['values'], properties: { values: { type: 'array', items: { type: 'string' } } } };
 
 export const SERIES_LIST_SCHEMA = {
   type: 'object',

@@ -8,9 +8,9 @@ import type { QueryEngine, SeriesResult } from '@s4/engine';
 import { CLOCK, CONFIG, INGEST_LAG, METRICS } from '../../http/tokens.js';
 import type { Metrics } from '../../metrics.js';
 import type { IngestLagMonitor } from '../ingest/lag.js';
-import { ERROR_SCHEMA, QUERY_BODY_SCHEMA, QUERY_RESULT_SCHEMA, SERIES_LIST_SCHEMA } from './openapi.js';
+import { ERROR_SCHEMA, MATCH_DOC, QUERY_BODY_SCHEMA, QUERY_RESULT_SCHEMA, SERIES_LIST_SCHEMA } from './openapi.js';
 import { CONTENT_TYPES, encode, type AnswerWarning, type Format } from './output/formats.js';
-import { isAggregate, parseLatestParams, parseOrThrow, parseQueryBody, parseQueryParams, seriesParamsSchema, tagsFromParams, type ParsedQuery } from './query.schema.js';
+import { isAggregate, matchersFromParams, parseLatestParams, parseOrThrow, parseQueryBody, parseQueryParams, seriesParamsSchema, tagsFromParams, type ParsedQuery } from './query.schema.js';
 import { QUERY_ENGINE } from './tokens.js';
 
 @ApiTags('query')
@@ -32,6 +32,7 @@ export class QueryController {
   })
   @ApiQuery({ name: 'metric', required: true })
   @ApiQuery({ name: 'tag', required: false, isArray: true, description: 'key:value, repeatable; all must match' })
+  @ApiQuery({ name: 'match', required: false, isArray: true, description: MATCH_DOC })
   @ApiQuery({ name: 'from', required: true, description: 'inclusive; integer ms or ISO-8601' })
   @ApiQuery({ name: 'to', required: true, description: 'exclusive; integer ms or ISO-8601' })
   @ApiQuery({ name: 'fields', required: false, description: 'comma-separated field names' })
@@ -61,6 +62,7 @@ export class QueryController {
   @ApiOperation({ summary: 'The latest sample of every series matching a selector, within [from, to)', description: 'to defaults to now (plus the allowed future), from to one day before to. Same answer shapes as /v1/query, one sample per series.' })
   @ApiQuery({ name: 'metric', required: true })
   @ApiQuery({ name: 'tag', required: false, isArray: true })
+  @ApiQuery({ name: 'match', required: false, isArray: true, description: MATCH_DOC })
   @ApiQuery({ name: 'from', required: false })
   @ApiQuery({ name: 'to', required: false })
   @ApiQuery({ name: 'fields', required: false })
@@ -75,13 +77,14 @@ export class QueryController {
   @ApiOperation({ summary: 'List the series matching a selector that have data in [from, to)' })
   @ApiQuery({ name: 'metric', required: false })
   @ApiQuery({ name: 'tag', required: false, isArray: true })
+  @ApiQuery({ name: 'match', required: false, isArray: true, description: MATCH_DOC })
   @ApiQuery({ name: 'from', required: false, description: 'default: 0' })
   @ApiQuery({ name: 'to', required: false, description: 'default: now + 1 day' })
   @ApiResponse({ status: 200, schema: SERIES_LIST_SCHEMA })
   async series(@Query() query: unknown): Promise<unknown> {
     const p = parseOrThrow(seriesParamsSchema, query, 'query');
     const now = this.clock.now();
-    return { series: await this.query.series(p.metric, tagsFromParams(p.tag), p.from ?? 0, p.to ?? now + 86_400_000) };
+    return { series: await this.query.series(p.metric, tagsFromParams(p.tag), p.from ?? 0, p.to ?? now + 86_400_000, matchersFromParams(p.match)) };
   }
 
   private async answer({ spec, format }: ParsedQuery, reply: FastifyReply): Promise<void> {

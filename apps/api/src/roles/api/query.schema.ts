@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ValidationError, nameMap } from '@s4/core';
+import { MATCH_OPS, ValidationError, compileMatchers, nameMap, type TagMatcher } from '@s4/core';
 import { AGGS, type AggregateSpec, type QuerySpec } from '@s4/engine';
 import { FORMATS, type Format } from './output/formats.js';
 
@@ -33,10 +33,16 @@ const csvList = z.string().transform((v) => v.split(',').map((x) => x.trim()).fi
 const maxPoints = z.coerce.number().int('maxPoints must be an integer').min(4, 'maxPoints must be at least 4');
 
 const tagPair = z.string().regex(/^[^:]+:.*$/, 'tags are written key:value');
+/** `key=value`, `key!=value`, `key=~regex`, `key!~regex`: the key ends at the first operator. */
+const MATCH_RE = /^(.+?)(=~|!~|!=|=)(.*)$/s;
+const matchParam = z.string().regex(MATCH_RE, 'matchers are written key=value, key!=value, key=~regex or key!~regex');
+const matchList = z.union([matchParam, z.array(matchParam)]).optional();
+const matcherBody = z.strictObject({ key: z.string().min(1, 'a matcher needs a tag key'), op: z.enum(MATCH_OPS, { error: `op must be one of ${MATCH_OPS.join(' ')}` }), value: z.string() });
 
 export const queryParamsSchema = z.strictObject({
   metric: z.string().min(1, 'metric is required'),
   tag: z.union([tagPair, z.array(tagPair)]).optional(),
+  match: matchList,
   from: time,
   to: time,
   fields: z.string().optional(),
@@ -50,6 +56,7 @@ export const queryParamsSchema = z.strictObject({
 export const queryBodySchema = z.strictObject({
   metric: z.string().min(1, 'metric is required'),
   tags: z.record(z.string(), z.string()).default({}),
+  matchers: z.array(matcherBody).optional(),
   from: time,
   to: time,
   fields: z.array(z.string().min(1)).optional(),
@@ -63,6 +70,7 @@ export const queryBodySchema = z.strictObject({
 export const seriesParamsSchema = z.strictObject({
   metric: z.string().min(1).optional(),
   tag: z.union([tagPair, z.array(tagPair)]).optional(),
+  match: matchList,
   from: time.optional(),
   to: time.optional(),
 });
@@ -83,9 +91,9 @@ interface Common {
   maxPoints?: number | undefined;
 }
 
-function toSpec(p: Common, tags: Record<string, string>, fields: string[] | undefined, where: string): QuerySpec | AggregateSpec {
+function toSpec(p: Common, tags: Record<string, string>, matchers: TagMatcher[] | undefined, fields: string[] | undefined, where: string): QuerySpec | AggregateSpec {
   checkRange(p.from, p.to);
-  const base = { metric: p.metric, tags, from: p.from, to: p.to, fields };
+  const base = { metric: p.metric, tags, matchers, from: p.from, to: p.to, fields };
   if (p.step === undefined) {
     if (p.agg || p.groupBy) throw new ValidationError([{ path: `${where}.step`, message: 'agg and groupBy need a step (e.g. step=1m)' }]);
     return { ...base, maxPoints: p.maxPoints };
@@ -114,6 +122,33 @@ export function tagsFromParams(tag: string | string[] | undefined): Record<strin
   return tags;
 }
 
+/**
+ * `match` parameters as matchers, each regular expression compiled once here so that a bad one
+ * is a 400 naming it. Undefined when there are none.
+ */
+export function matchersFromParams(match: string | string[] | undefined, where = 'query.match'): TagMatcher[] | undefined {
+  const list = typeof match === 'string' ? [match] : (match ?? []);
+  if (list.length === 0) return undefined;
+  return checkMatchers(
+    list.map((m) => {
+      const [, key, op, value] = MATCH_RE.exec(m)!;
+      return { key: key!, op: op as TagMatcher['op'], value: value! };
+    }),
+    where,
+  );
+}
+
+/** The matchers, refused with a 400 when a regular expression does not compile or is too long. */
+export function checkMatchers(matchers: TagMatcher[] | undefined, where: string): TagMatcher[] | undefined {
+  try {
+    compileMatchers(matchers);
+  } catch (e) {
+    if (e instanceof RangeError) throw new ValidationError([{ path: where, message: e.message }]);
+    throw e;
+  }
+  return matchers;
+}
+
 function checkRange(from: number, to: number): void {
   if (to <= from) throw new ValidationError([{ path: 'query.to', message: `to (${to}) must be greater than from (${from}); the range is [from, to)` }]);
 }
@@ -132,16 +167,16 @@ export function parseQueryParams(params: unknown, accept?: string): ParsedQuery 
   const fields = p.fields?.split(',').map((f) => f.trim()).filter(Boolean);
   // `groupBy=` (empty) means one group of every matched series.
   const groupBy = p.groupBy ?? ((params as Record<string, unknown>).groupBy === '' ? [] : undefined);
-  return { spec: toSpec({ ...p, groupBy }, tagsFromParams(p.tag), fields, 'query'), format: pickFormat(p.format, accept) };
+  return { spec: toSpec({ ...p, groupBy }, tagsFromParams(p.tag), matchersFromParams(p.match), fields, 'query'), format: pickFormat(p.format, accept) };
 }
 
 export function parseQueryBody(body: unknown, accept?: string): ParsedQuery {
   const p = parseOrThrow(queryBodySchema, body, 'body');
-  return { spec: toSpec(p, p.tags, p.fields, 'body'), format: pickFormat(p.format, accept) };
+  return { spec: toSpec(p, p.tags, checkMatchers(p.matchers, 'body.matchers'), p.fields, 'body'), format: pickFormat(p.format, accept) };
 }
 
 export const latestParamsSchema = queryParamsSchema
-  .pick({ metric: true, tag: true, fields: true, format: true })
+  .pick({ metric: true, tag: true, match: true, fields: true, format: true })
   .extend({ from: time.optional(), to: time.optional() });
 
 /** Latest sample per series in [from, to): `to` defaults to now + the allowed future, `from` to one day before `to`. */
@@ -151,5 +186,5 @@ export function parseLatestParams(params: unknown, accept: string | undefined, n
   const from = p.from ?? to - 86_400_000;
   checkRange(from, to);
   const fields = p.fields?.split(',').map((f) => f.trim()).filter(Boolean);
-  return { spec: { metric: p.metric, tags: tagsFromParams(p.tag), from, to, fields }, format: pickFormat(p.format, accept) };
+  return { spec: { metric: p.metric, tags: tagsFromParams(p.tag), matchers: matchersFromParams(p.match), from, to, fields }, format: pickFormat(p.format, accept) };
 }

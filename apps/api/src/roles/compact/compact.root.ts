@@ -3,12 +3,13 @@ import { randomUUID } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
 import type { Clock, HotTier } from '@s4/core';
 import type { Config } from '@s4/config';
-import { CatalogStore, Compactor, type CompactStats } from '@s4/engine';
+import { CatalogStore, Compactor, SeriesIndexBuilder, type CompactStats, type SeriesIndexStats } from '@s4/engine';
 import { openObjectStore } from '../../stores.js';
 
 /** The compact role: folds the parts of each shard-window into one, and deletes what folds replaced. */
 export interface CompactRoot {
-  compact(): Promise<CompactStats>;
+  /** Folds, then brings the series index of every changed shard-day up to its catalog. */
+  compact(): Promise<CompactStats & { index?: SeriesIndexStats }>;
   close(): Promise<void>;
 }
 
@@ -29,8 +30,15 @@ export function createCompactRoot(config: Config, hot: HotTier, clock: Clock): C
     lookbackMs: c.lookbackMs,
     concurrency: c.concurrency,
   });
+  const index = config.query.seriesIndex
+    ? new SeriesIndexBuilder(objects, new CatalogStore(objects), { ns: config.namespace, shards: config.shards, clock, lookbackMs: c.lookbackMs, concurrency: c.concurrency })
+    : null;
   return {
-    compact: () => compactor.compactAll(),
+    compact: async () => {
+      const stats = await compactor.compactAll();
+      // After the folds, so that a folded window is indexed as its one new part.
+      return index ? { ...stats, index: await index.buildAll() } : stats;
+    },
     close: () => objects.close(),
   };
 }

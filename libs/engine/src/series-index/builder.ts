@@ -1,0 +1,90 @@
+import { DAY_MS, allShards, seriesIndexKey, type Clock, type ObjectStore, type ShardRef } from '@s4/core';
+import { decodeFooter, decodeSeriesIndex, encodeSeriesIndex, indexedEntry, type FooterEntry, type SeriesIndex } from '@s4/format';
+import type { CatalogStore } from '../catalog/catalog-store.js';
+import { mapLimit } from '../concurrency.js';
+
+export interface SeriesIndexBuilderOptions {
+  readonly ns: string;
+  readonly shards: number;
+  readonly clock: Clock;
+  /** Index days that end within this long before now. */
+  readonly lookbackMs: number;
+  /** Shards indexed at once. */
+  readonly concurrency?: number;
+}
+
+export interface SeriesIndexStats {
+  /** Shard-days whose index was written (new parts, folded parts, or a lost index). */
+  indexes: number;
+  /** Footers read for parts the previous index did not cover. */
+  footers: number;
+  /** Bytes of the indexes written. */
+  bytes: number;
+}
+
+/**
+ * Keeps each shard-day's series index (series-index.md) covering exactly the parts its catalog
+ * lists: when they differ, the index is written again from the previous index (parts it already
+ * covers) and the footers of the others. A lost or unreadable index is rebuilt from footers
+ * alone. The index is derived data: queries use it for the parts it covers and read footers for
+ * the rest, so an index that lags the catalog, or none at all, changes no answer.
+ */
+export class SeriesIndexBuilder {
+  constructor(
+    private readonly objects: ObjectStore,
+    private readonly catalogs: CatalogStore,
+    private readonly options: SeriesIndexBuilderOptions,
+  ) {}
+
+  async buildAll(): Promise<SeriesIndexStats> {
+    const total: SeriesIndexStats = { indexes: 0, footers: 0, bytes: 0 };
+    const refs = allShards(this.options.shards).map((shard) => ({ ns: this.options.ns, shard }));
+    await mapLimit(refs, this.options.concurrency ?? 2, async (ref) => {
+      const now = this.options.clock.now();
+      // The clock as the generation: every pass revalidates the day list (a conditional GET).
+      for (const day of await this.catalogs.days(ref, now)) {
+        if (day + DAY_MS <= now - this.options.lookbackMs) continue;
+        const s = await this.build(ref, day);
+        total.indexes += s.indexes;
+        total.footers += s.footers;
+        total.bytes += s.bytes;
+      }
+    });
+    return total;
+  }
+
+  /** Bring one shard-day's index up to its catalog. */
+  async build(ref: ShardRef, day: number): Promise<SeriesIndexStats> {
+    const { catalog } = await this.catalogs.load(ref, day);
+    const key = seriesIndexKey(ref, day);
+    let previous: SeriesIndex | null = null;
+    const got = await this.objects.get(key);
+    if (got && !got.notModified) {
+      try {
+        previous = decodeSeriesIndex(got.body);
+      } catch {
+        previous = null; // unreadable: rebuilt from footers like a lost one
+      }
+    }
+    const wanted = new Set(catalog.entries.map((e) => e.key));
+    const covered = new Map((previous?.parts ?? []).map((p) => [p.key, p]));
+    if (previous && wanted.size === covered.size && [...wanted].every((k) => covered.has(k))) return { indexes: 0, footers: 0, bytes: 0 };
+    let footers = 0;
+    const parts = await mapLimit(catalog.entries, 4, async (e) => {
+      const part = covered.get(e.key);
+      let series: FooterEntry[];
+      if (part && previous) series = Array.from(part.ordinals, (_, i) => indexedEntry(previous, part, i));
+      else {
+        const f = await this.objects.get(e.key, { range: { offset: e.footerOffset, length: e.footerLength } });
+        // A part registered but gone (deleted after a fold while we read the catalog): the next pass sees the new catalog.
+        if (!f || f.notModified) return null;
+        footers++;
+        series = decodeFooter(f.body).series;
+      }
+      return { key: e.key, window: e.window, series };
+    });
+    const bytes = encodeSeriesIndex({ ns: ref.ns, shard: ref.shard, day, parts: parts.filter((p) => p !== null) });
+    await this.objects.put(key, bytes);
+    return { indexes: 1, footers, bytes: bytes.length };
+  }
+}

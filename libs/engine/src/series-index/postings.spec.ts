@@ -1,0 +1,76 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { compileMatchers, matchersMatch, tagsMatch, type TagMatcher } from '@s4/core';
+import type { IndexedPart, SeriesIndex } from '@s4/format';
+import { difference, intersect, selectOrdinals, slotsOf, union } from './postings.js';
+
+/** An index of just a series table and its postings (parts are not needed to select). */
+function indexOf(series: { metric: string; tags: Record<string, string> }[]): SeriesIndex {
+  const metrics = new Map<string, number[]>();
+  const tags = new Map<string, Map<string, number[]>>();
+  series.forEach((s, o) => {
+    metrics.set(s.metric, [...(metrics.get(s.metric) ?? []), o]);
+    for (const [k, v] of Object.entries(s.tags)) {
+      const m = tags.get(k) ?? new Map<string, number[]>();
+      m.set(v, [...(m.get(v) ?? []), o]);
+      tags.set(k, m);
+    }
+  });
+  return {
+    ns: 'x',
+    shard: 0,
+    day: 0,
+    series: series.map((s, i) => ({ id: String(i).padStart(4, '0'), ...s })),
+    metrics: new Map([...metrics].map(([k, v]) => [k, Uint32Array.from(v)])),
+    tags: new Map([...tags].map(([k, m]) => [k, new Map([...m].map(([v, l]) => [v, Uint32Array.from(l)]))])),
+    layouts: [],
+    strings: [],
+    parts: [],
+  };
+}
+
+const value = fc.constantFrom('a', 'b', 'ab', 'web-1', 'web-2', 'x.y');
+const key = fc.constantFrom('host', 'dc', 'role');
+const seriesArb = fc.array(fc.record({ metric: fc.constantFrom('cpu', 'mem'), tags: fc.dictionary(key, value, { maxKeys: 3 }) }), { maxLength: 40 });
+const matcherArb: fc.Arbitrary<TagMatcher> = fc.oneof(
+  fc.record({ key, op: fc.constantFrom('=' as const, '!=' as const), value: fc.oneof(value, fc.constant('')) }),
+  fc.record({ key, op: fc.constantFrom('=~' as const, '!~' as const), value: fc.constantFrom('.*', '.+', 'a|b', 'web-.*', 'a.*', '', 'b|', 'x\\.y') }),
+);
+
+describe('selection from postings', () => {
+  it('selects exactly the series a scan of every series would (metric, tag equalities, matchers)', () => {
+    fc.assert(
+      fc.property(
+        seriesArb,
+        fc.option(fc.constantFrom('cpu', 'mem', 'disk'), { nil: undefined }),
+        fc.dictionary(key, value, { maxKeys: 1 }),
+        fc.array(matcherArb, { maxLength: 3 }),
+        (series, metric, tags, matchers) => {
+          const compiled = compileMatchers(matchers);
+          const want = series.flatMap((s, i) => ((metric === undefined || s.metric === metric) && tagsMatch(s.tags, tags) && matchersMatch(s.tags, compiled) ? [i] : []));
+          expect([...selectOrdinals(indexOf(series), { metric, tags, matchers: compiled })]).toEqual(want);
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('set operations on ascending lists', () => {
+    const a = Uint32Array.from([1, 3, 5, 7, 9]);
+    const b = Uint32Array.from([2, 3, 7, 10]);
+    expect([...intersect(a, b)]).toEqual([3, 7]);
+    expect([...difference(a, b)]).toEqual([1, 5, 9]);
+    expect([...union([a, b])]).toEqual([1, 2, 3, 5, 7, 9, 10]);
+    expect([...union([])]).toEqual([]);
+  });
+
+  it('finds the slots of a part holding wanted series, by merge or by binary search', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.nat({ max: 500 })), fc.uniqueArray(fc.nat({ max: 500 })), (have, want) => {
+        const ordinals = Uint32Array.from(have.sort((x, y) => x - y));
+        const slots = slotsOf({ ordinals } as IndexedPart, Uint32Array.from(want.sort((x, y) => x - y)));
+        expect(slots.map((i) => ordinals[i])).toEqual([...ordinals].filter((o) => want.includes(o)));
+      }),
+    );
+  });
+});

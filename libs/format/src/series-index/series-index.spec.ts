@@ -1,0 +1,144 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { CorruptDataError } from '@s4/core';
+import { decodeFooter, encodeSegment, readTrailer, SEGMENT_TRAILER_BYTES, type FooterEntry, type SegmentSeriesInput } from '../segment/index.js';
+import { series as seriesArb, unicode } from '../testing/arbitraries.js';
+import { decodeSeriesIndex, encodeSeriesIndex, indexedEntry, type SeriesIndex, type SeriesIndexInput } from './series-index.js';
+
+const H = 1_763_784_000_000; // 2025-11-22T04:00Z
+const DAY = H - 4 * 3_600_000;
+
+function footerOf(bytes: Uint8Array): FooterEntry[] {
+  const t = readTrailer(bytes.subarray(bytes.length - SEGMENT_TRAILER_BYTES));
+  return decodeFooter(bytes.subarray(t.footerOffset, t.footerOffset + t.footerLength)).series;
+}
+
+/** Every (part, series) the index lists, as footer entries, keyed part → id. */
+function entriesOf(index: SeriesIndex): Map<string, Map<string, FooterEntry>> {
+  return new Map(index.parts.map((p) => [p.key, new Map(Array.from(p.ordinals, (_, i) => indexedEntry(index, p, i)).map((e) => [e.id, e]))]));
+}
+
+/** The postings as a brute-force scan of the series table would give them. */
+function postingsOf(index: SeriesIndex) {
+  const metrics = new Map<string, number[]>();
+  const tags = new Map<string, Map<string, number[]>>();
+  index.series.forEach((s, o) => {
+    metrics.set(s.metric, [...(metrics.get(s.metric) ?? []), o]);
+    for (const [k, v] of Object.entries(s.tags)) {
+      const m = tags.get(k) ?? new Map<string, number[]>();
+      m.set(v, [...(m.get(v) ?? []), o]);
+      tags.set(k, m);
+    }
+  });
+  return { metrics, tags };
+}
+
+const asLists = (m: ReadonlyMap<string, Uint32Array>) => new Map([...m].map(([k, v]) => [k, [...v]]));
+
+/** Parts of one shard-day: a pool of series (one metric and tag set per id), each part holding some of them. */
+const input: fc.Arbitrary<{ input: SeriesIndexInput; footers: Map<string, FooterEntry[]> }> = fc
+  .uniqueArray(fc.string({ unit: 'binary', minLength: 1, maxLength: 16 }), { minLength: 1, maxLength: 8 })
+  .chain((ids) => fc.tuple(...ids.map((id) => seriesArb(id, 8))))
+  .chain((pool: SegmentSeriesInput[]) =>
+    fc.tuple(
+      fc.constant(pool),
+      fc.array(fc.tuple(fc.subarray(pool), fc.constantFrom<1 | 2>(1, 2), fc.nat({ max: 23 })), { minLength: 0, maxLength: 4 }),
+      unicode,
+    ),
+  )
+  .map(([, parts, ns]) => {
+    const footers = new Map<string, FooterEntry[]>();
+    const list = parts.map(([series, version, hour], i) => {
+      const window = DAY + hour * 3_600_000;
+      const key = `v1/x/seg/0001/h${hour}/p${String(i).padStart(6, '0')}.s4seg`;
+      const entries = footerOf(encodeSegment({ ns, shard: 1, window, series }, { version }));
+      footers.set(key, entries);
+      return { key, window, series: entries };
+    });
+    return { input: { ns, shard: 1, day: DAY, parts: list }, footers };
+  });
+
+describe('series index', () => {
+  it('round-trips: every part lists its footer entries exactly, and the postings are the series table inverted', () => {
+    fc.assert(
+      fc.property(input, ({ input: i, footers }) => {
+        const bytes = encodeSeriesIndex(i);
+        const index = decodeSeriesIndex(bytes);
+        expect([index.ns, index.shard, index.day]).toEqual([i.ns, i.shard, i.day]);
+        const got = entriesOf(index);
+        expect([...got.keys()].sort()).toEqual([...footers.keys()].sort());
+        for (const [key, entries] of footers) expect(new Map(entries.map((e) => [e.id, e]))).toEqual(got.get(key));
+        const ids = [...new Set([...footers.values()].flatMap((l) => l.map((e) => e.id)))].sort();
+        expect(index.series.map((s) => s.id)).toEqual(ids);
+        const want = postingsOf(index);
+        expect(asLists(index.metrics)).toEqual(want.metrics);
+        expect(new Map([...index.tags].map(([k, m]) => [k, asLists(m)]))).toEqual(want.tags);
+        // Deterministic: the same content in another order gives the same bytes.
+        expect(encodeSeriesIndex({ ...i, parts: [...i.parts].reverse().map((p) => ({ ...p, series: [...p.series].reverse() })) })).toEqual(bytes);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('refuses damaged bytes with CorruptDataError, never another error', () => {
+    fc.assert(
+      fc.property(input, fc.nat(), fc.integer({ min: 1, max: 255 }), ({ input: i }, at, x) => {
+        const bytes = encodeSeriesIndex(i, 0);
+        const bad = bytes.slice();
+        bad[at % bad.length]! ^= x;
+        try {
+          decodeSeriesIndex(bad);
+        } catch (e) {
+          expect(e).toBeInstanceOf(CorruptDataError);
+        }
+        expect(() => decodeSeriesIndex(bytes.subarray(0, bytes.length - 1 - (at % bytes.length)))).toThrow(CorruptDataError);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  /**
+   * Golden file: an index of version 1, committed with its decoded content. Readers must keep
+   * decoding it; the writer must keep producing it byte for byte. Regenerate only for a new version:
+   *   S4_UPDATE_GOLDEN=1 npx vitest run --project unit libs/format/src/series-index
+   */
+  it('decodes and re-encodes the golden file of version 1 exactly', () => {
+    const dir = (name: string) => fileURLToPath(new URL(`../../testdata/${name}`, import.meta.url));
+    const pool: SegmentSeriesInput[] = [
+      { id: '0a1b2c3d4e5f6071', metric: 'cpu.usage', tags: { host: 'web-1', dc: 'eu' }, ts: [H, H + 10_000, H + 20_000], fields: { value: [0.5, 0.75, 1] } },
+      { id: '1b2c3d4e5f607182', metric: 'cpu.usage', tags: { host: 'web-2', dc: 'us' }, ts: [H + 5_000], fields: { value: [2] } },
+      { id: '2c3d4e5f60718293', metric: 'mem.free', tags: { host: 'web-1', dc: 'eu', 'ü😀': 'v' }, ts: [H, H + 60_000], fields: { value: [1e9, 2e9], note: ['a', null] } },
+      { id: '3d4e5f6071829304', metric: 'up', tags: {}, ts: [H + 3_600_000], fields: { value: [true] } },
+    ];
+    const part = (key: string, window: number, series: SegmentSeriesInput[], version: 1 | 2) => ({ key, window, series: footerOf(encodeSegment({ ns: 'golden', shard: 3, window, series }, { version })) });
+    const golden: SeriesIndexInput = {
+      ns: 'golden',
+      shard: 3,
+      day: DAY,
+      parts: [
+        part('v1/golden/seg/0003/20251122T04Z/p000001-f0000000001.s4seg', H, pool.slice(0, 3), 2),
+        part('v1/golden/seg/0003/20251122T04Z/p000002-f0000000002.s4seg', H, pool.slice(1, 2), 1),
+        part('v1/golden/seg/0003/20251122T05Z/p000001-f0000000002.s4seg', H + 3_600_000, pool.slice(3), 2),
+      ],
+    };
+    const bytes = encodeSeriesIndex(golden);
+    const content = (index: SeriesIndex) => ({
+      ns: index.ns,
+      shard: index.shard,
+      day: index.day,
+      series: index.series,
+      metrics: Object.fromEntries([...asLists(index.metrics)]),
+      tags: Object.fromEntries([...index.tags].map(([k, m]) => [k, Object.fromEntries(asLists(m))])),
+      parts: Object.fromEntries([...entriesOf(index)].map(([k, m]) => [k, [...m.values()]])),
+    });
+    if (process.env.S4_UPDATE_GOLDEN === '1') {
+      writeFileSync(dir('series-index-v1.s4idx'), bytes);
+      writeFileSync(dir('series-index-v1.json'), `${JSON.stringify(content(decodeSeriesIndex(bytes)), null, 1)}\n`);
+    }
+    const stored = new Uint8Array(readFileSync(dir('series-index-v1.s4idx')));
+    expect(JSON.parse(JSON.stringify(content(decodeSeriesIndex(stored))))).toEqual(JSON.parse(readFileSync(dir('series-index-v1.json'), 'utf8')));
+    expect(bytes).toEqual(stored);
+  });
+});

@@ -1,0 +1,341 @@
+import { CorruptDataError } from '@s4/core';
+import { ByteReader, ByteWriter, setOwn } from '../codec/bytes.js';
+import { decodeFrame, encodeFrame, FRAME_OVERHEAD } from '../codec/frame.js';
+import { assertWellFormed } from '../codec/values.js';
+import { asCorrupt } from '../segment/checks.js';
+import { readLayouts, writeLayouts } from '../segment/footer.js';
+import { indexLayout, layoutKey } from '../segment/layout.js';
+import type { BlockLayout, FooterEntry } from '../segment/types.js';
+
+/**
+ * The series index of one (namespace, shard, UTC day): every series of the parts it covers, the
+ * postings (which series carry each metric and each tag pair) and, per covered part, where each
+ * series' block is — a query answers a selector and reads the blocks without any footer.
+ * Specification: docs/format/series-index.md.
+ */
+export const SERIES_INDEX_VERSION = 1;
+/** "S4IX". */
+export const SERIES_INDEX_MAGIC = new Uint8Array([0x53, 0x34, 0x49, 0x58]);
+const WHAT = 'series index';
+
+/** A series as the index lists it; its ordinal is its position in `SeriesIndex.series` (ascending id). */
+export interface IndexedSeries {
+  readonly id: string;
+  readonly metric: string;
+  readonly tags: Readonly<Record<string, string>>;
+}
+
+/**
+ * The blocks of one covered part as columns (one slot per series the part holds, ascending
+ * ordinal): decoded once and kept, so a large index costs typed arrays, not an object per block.
+ */
+export interface IndexedPart {
+  readonly key: string;
+  readonly window: number;
+  readonly ordinals: Uint32Array;
+  readonly offsets: Float64Array;
+  readonly lengths: Float64Array;
+  readonly counts: Float64Array;
+  readonly minTs: Float64Array;
+  readonly maxTs: Float64Array;
+  /** Index into `SeriesIndex.layouts` (version 2 blocks), or -1 for a version 1 block. */
+  readonly layouts: Int32Array;
+  /** Slot i's chunk lengths (v2) or field refs (v1) are `extras[extraStart[i] .. extraStart[i+1])`. */
+  readonly extraStart: Uint32Array;
+  readonly extras: Float64Array;
+}
+
+export interface SeriesIndex {
+  readonly ns: string;
+  readonly shard: number;
+  readonly day: number;
+  readonly series: readonly IndexedSeries[];
+  /** Ordinals (ascending) of each metric's series. */
+  readonly metrics: ReadonlyMap<string, Uint32Array>;
+  /** Per tag key, per value, ordinals (ascending) of the series carrying that pair. */
+  readonly tags: ReadonlyMap<string, ReadonlyMap<string, Uint32Array>>;
+  readonly layouts: readonly BlockLayout[];
+  /** String table: v1 field refs in `IndexedPart.extras` point into it. */
+  readonly strings: readonly string[];
+  readonly parts: readonly IndexedPart[];
+}
+
+/** What an index is built from: the footer entries of every part it covers. */
+export interface SeriesIndexInput {
+  readonly ns: string;
+  readonly shard: number;
+  readonly day: number;
+  readonly parts: readonly { readonly key: string; readonly window: number; readonly series: readonly FooterEntry[] }[];
+}
+
+/**
+ * "S4IX" | version u8 | 3 zero bytes | frame(payload); the payload layout is in the spec.
+ * Deterministic: parts sorted by key, series by id, postings by name, so equal inputs give equal bytes.
+ */
+export function encodeSeriesIndex(input: SeriesIndexInput, level?: number): Uint8Array {
+  const table = new Map<string, number>();
+  const ref = (s: string) => {
+    let i = table.get(s);
+    if (i === undefined) {
+      assertWellFormed(s);
+      i = table.size;
+      table.set(s, i);
+    }
+    return i;
+  };
+  // Series, deduplicated by id across parts.
+  const byId = new Map<string, FooterEntry>();
+  for (const p of input.parts) for (const e of p.series) if (!byId.has(e.id)) byId.set(e.id, e);
+  const ids = [...byId.keys()].sort();
+  const ordinal = new Map(ids.map((id, i) => [id, i]));
+  const metrics = new Map<string, number[]>();
+  const tags = new Map<string, Map<string, number[]>>();
+  const sw = new ByteWriter(ids.length * 24 + 16);
+  sw.uvarint(ids.length);
+  ids.forEach((id, o) => {
+    const e = byId.get(id)!;
+    assertWellFormed(id);
+    sw.str(id);
+    sw.uvarint(ref(e.metric));
+    push(metrics, e.metric, o);
+    const keys = Object.keys(e.tags).sort();
+    sw.uvarint(keys.length);
+    for (const k of keys) {
+      const v = e.tags[k]!;
+      sw.uvarint(ref(k));
+      sw.uvarint(ref(v));
+      let values = tags.get(k);
+      if (!values) tags.set(k, (values = new Map()));
+      push(values, v, o);
+    }
+  });
+  const pw = new ByteWriter(ids.length * 8 + 16);
+  const postings = (m: Map<string, number[]>) => {
+    const names = [...m.keys()].sort();
+    pw.uvarint(names.length);
+    for (const name of names) {
+      pw.uvarint(ref(name));
+      const list = m.get(name)!;
+      pw.uvarint(list.length);
+      let prev = 0;
+      for (const o of list) {
+        pw.uvarint(o - prev);
+        prev = o;
+      }
+    }
+  };
+  postings(metrics);
+  const keys = [...tags.keys()].sort();
+  pw.uvarint(keys.length);
+  for (const k of keys) {
+    pw.uvarint(ref(k));
+    postings(tags.get(k)!);
+  }
+  const layouts: BlockLayout[] = [];
+  const layoutIds = new Map<string, number>();
+  const parts = [...input.parts].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const bw = new ByteWriter(1024);
+  bw.uvarint(parts.length);
+  for (const p of parts) {
+    assertWellFormed(p.key);
+    bw.str(p.key);
+    bw.svarint(p.window);
+    const entries = [...p.series].sort((a, b) => ordinal.get(a.id)! - ordinal.get(b.id)!);
+    bw.uvarint(entries.length);
+    let prev = 0;
+    entries.forEach((e, i) => {
+      const o = ordinal.get(e.id)!;
+      if (i > 0 && o === prev) throw new RangeError(`part ${p.key}: series ${e.id} listed twice`);
+      bw.uvarint(o - prev);
+      prev = o;
+      bw.uvarint(e.offset);
+      bw.uvarint(e.length);
+      bw.uvarint(e.count);
+      // Absolute: the difference of two safe integers need not be one; zstd takes the repetition out.
+      if (e.maxTs < e.minTs) throw new RangeError(`part ${p.key}: series ${e.id} has maxTs before minTs`);
+      bw.svarint(e.minTs);
+      bw.svarint(e.maxTs);
+      const d = e.directory;
+      if (!d) {
+        bw.uvarint(0);
+        bw.uvarint(e.fields.length);
+        for (const f of e.fields) bw.uvarint(ref(f));
+        return;
+      }
+      const lk = layoutKey(d.layout);
+      let li = layoutIds.get(lk);
+      if (li === undefined) {
+        li = layouts.length;
+        layoutIds.set(lk, li);
+        layouts.push(d.layout);
+      }
+      if (d.chunkLengths.length !== d.layout.chunks.length) throw new RangeError(`part ${p.key}: series ${e.id} has ${d.chunkLengths.length} chunk lengths for ${d.layout.chunks.length} chunks`);
+      bw.uvarint(li + 1);
+      for (const len of d.chunkLengths) bw.uvarint(len);
+    });
+  }
+  const lw = new ByteWriter(256);
+  writeLayouts(lw, layouts, ref);
+  assertWellFormed(input.ns);
+  const w = new ByteWriter(sw.pos + pw.pos + bw.pos + lw.pos + 1024);
+  w.str(input.ns);
+  w.uvarint(input.shard);
+  w.svarint(input.day);
+  w.uvarint(table.size);
+  for (const s of table.keys()) w.str(s);
+  w.bytes(lw.written());
+  w.bytes(sw.written());
+  w.bytes(pw.written());
+  w.bytes(bw.written());
+  const frame = encodeFrame(w.written(), level);
+  const out = new Uint8Array(8 + frame.length);
+  out.set(SERIES_INDEX_MAGIC);
+  out[4] = SERIES_INDEX_VERSION;
+  out.set(frame, 8);
+  return out;
+}
+
+export function decodeSeriesIndex(b: Uint8Array): SeriesIndex {
+  if (b.length < 8) throw new CorruptDataError(WHAT, `${b.length} bytes is too short`);
+  for (let i = 0; i < 4; i++) if (b[i] !== SERIES_INDEX_MAGIC[i]) throw new CorruptDataError(WHAT, 'magic "S4IX" missing');
+  if (b[4] !== SERIES_INDEX_VERSION) throw new CorruptDataError(WHAT, `unsupported version ${b[4]}`);
+  if (b[5] !== 0 || b[6] !== 0 || b[7] !== 0) throw new CorruptDataError(WHAT, 'reserved header bytes are not zero');
+  try {
+    const r = new ByteReader(decodeFrame(b.subarray(8), WHAT), WHAT);
+    const ns = r.str();
+    const shard = r.uvarint();
+    const day = r.svarint();
+    const nStrings = r.count();
+    const strings: string[] = [];
+    for (let i = 0; i < nStrings; i++) strings.push(r.str());
+    const refIndex = () => {
+      const i = r.uvarint();
+      if (i >= nStrings) r.fail(`string ref ${i} outside a table of ${nStrings}`);
+      return i;
+    };
+    const deref = () => strings[refIndex()]!;
+    const layouts = readLayouts(r, deref);
+    const nSeries = r.count(3);
+    const series: IndexedSeries[] = [];
+    let prevId: string | null = null;
+    for (let o = 0; o < nSeries; o++) {
+      const id = r.str();
+      if (prevId !== null && !(id > prevId)) r.fail(`series ${id} out of order or repeated`);
+      prevId = id;
+      const metric = deref();
+      const nTags = r.count(2);
+      const t: Record<string, string> = {};
+      let prevKey: string | null = null;
+      for (let i = 0; i < nTags; i++) {
+        const k = deref();
+        if (prevKey !== null && !(k > prevKey)) r.fail(`series ${id}: tag ${k} out of order or repeated`);
+        prevKey = k;
+        setOwn(t, k, deref());
+      }
+      series.push({ id, metric, tags: t });
+    }
+    const readPostings = () => {
+      const n = r.count(2);
+      const m = new Map<string, Uint32Array>();
+      for (let i = 0; i < n; i++) {
+        const name = deref();
+        if (m.has(name)) r.fail(`postings of ${JSON.stringify(name)} listed twice`);
+        const len = r.count();
+        const list = new Uint32Array(len);
+        let o = 0;
+        for (let k = 0; k < len; k++) {
+          const d = r.uvarint();
+          if (k > 0 && d === 0) r.fail(`postings of ${JSON.stringify(name)} not ascending`);
+          o += d;
+          if (o >= nSeries) r.fail(`postings of ${JSON.stringify(name)}: series ${o} outside ${nSeries}`);
+          list[k] = o;
+        }
+        m.set(name, list);
+      }
+      return m;
+    };
+    const metrics = readPostings();
+    const nKeys = r.count(2);
+    const tags = new Map<string, Map<string, Uint32Array>>();
+    for (let i = 0; i < nKeys; i++) {
+      const k = deref();
+      if (tags.has(k)) r.fail(`tag key ${JSON.stringify(k)} listed twice`);
+      tags.set(k, readPostings());
+    }
+    const nParts = r.count(2);
+    const parts: IndexedPart[] = [];
+    for (let p = 0; p < nParts; p++) {
+      const key = r.str();
+      const window = r.svarint();
+      const n = r.count(7);
+      const part = {
+        key,
+        window,
+        ordinals: new Uint32Array(n),
+        offsets: new Float64Array(n),
+        lengths: new Float64Array(n),
+        counts: new Float64Array(n),
+        minTs: new Float64Array(n),
+        maxTs: new Float64Array(n),
+        layouts: new Int32Array(n),
+        extraStart: new Uint32Array(n + 1),
+        extras: [] as number[],
+      };
+      let o = 0;
+      for (let i = 0; i < n; i++) {
+        const d = r.uvarint();
+        if (i > 0 && d === 0) r.fail(`part ${key}: series not ascending`);
+        o += d;
+        if (o >= nSeries) r.fail(`part ${key}: series ${o} outside ${nSeries}`);
+        part.ordinals[i] = o;
+        part.offsets[i] = r.uvarint();
+        const length = r.uvarint();
+        part.lengths[i] = length;
+        part.counts[i] = r.uvarint();
+        part.minTs[i] = r.svarint();
+        part.maxTs[i] = r.svarint();
+        if (part.maxTs[i]! < part.minTs[i]!) r.fail(`part ${key}: series ${o} has maxTs before minTs`);
+        const li = r.uvarint() - 1;
+        part.layouts[i] = li;
+        part.extraStart[i] = part.extras.length;
+        if (li < 0) {
+          const nFields = r.count();
+          for (let f = 0; f < nFields; f++) part.extras.push(refIndex());
+        } else {
+          if (li >= layouts.length) r.fail(`part ${key}: layout ${li} outside ${layouts.length}`);
+          let total = 0;
+          for (let c = 0; c < layouts[li]!.chunks.length; c++) {
+            const len = r.uvarint();
+            if (len < FRAME_OVERHEAD) r.fail(`part ${key}: chunk of ${len} bytes is shorter than a frame`);
+            total += len;
+            part.extras.push(len);
+          }
+          if (total !== length) r.fail(`part ${key}: chunks of ${total} bytes in a block of ${length}`);
+        }
+      }
+      part.extraStart[n] = part.extras.length;
+      parts.push({ ...part, extras: Float64Array.from(part.extras) });
+    }
+    r.done();
+    return { ns, shard, day, series, metrics, tags, layouts, strings, parts };
+  } catch (err) {
+    throw asCorrupt(WHAT, err);
+  }
+}
+
+/** The footer entry of slot `i` of a part, as the segment's own footer has it. */
+export function indexedEntry(index: SeriesIndex, part: IndexedPart, i: number): FooterEntry {
+  const s = index.series[part.ordinals[i]!]!;
+  const extras = Array.from(part.extras.subarray(part.extraStart[i]!, part.extraStart[i + 1]!));
+  const base = { id: s.id, metric: s.metric, tags: s.tags as Record<string, string>, offset: part.offsets[i]!, length: part.lengths[i]!, count: part.counts[i]!, minTs: part.minTs[i]!, maxTs: part.maxTs[i]! };
+  const li = part.layouts[i]!;
+  if (li < 0) return { ...base, fields: extras.map((f) => index.strings[f]!) };
+  const layout = index.layouts[li]!;
+  return { ...base, fields: indexLayout(layout).fields as string[], directory: { layout, chunkLengths: extras } };
+}
+
+function push<K>(m: Map<K, number[]>, k: K, v: number): void {
+  let l = m.get(k);
+  if (!l) m.set(k, (l = []));
+  l.push(v);
+}
