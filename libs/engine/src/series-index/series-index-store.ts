@@ -1,4 +1,4 @@
-import { DAY_MS, parseSegmentKey, seriesIndexKey, type Clock, type ObjectStore, type ShardRef } from '@s4/core';
+import { CorruptDataError, DAY_MS, parseSegmentKey, seriesIndexKey, type Clock, type ObjectStore, type ShardRef } from '@s4/core';
 import { decodeSeriesIndex, indexedEntry, type CatalogEntry, type FooterEntry, type IndexedPart, type SeriesIndex } from '@s4/format';
 import { ByteBudgetCache } from '../query/cache.js';
 import { matchersOf, type TagSelector } from '../query/selector.js';
@@ -82,9 +82,15 @@ export class SeriesIndexStore {
       cached!.checkedAt = now;
       return cached!;
     } else {
-      const index = decodeSeriesIndex(got.body);
-      next = { index, parts: new Map(index.parts.map((p) => [p.key, p])), etag: got.etag, checkedAt: now };
-      bytes = estimateBytes(index);
+      let index: SeriesIndex | null = null;
+      try {
+        index = decodeSeriesIndex(got.body);
+      } catch (e) {
+        // Derived data: a damaged index is one the builder will rewrite; until then, footers answer.
+        if (!(e instanceof CorruptDataError)) throw e;
+      }
+      next = { index, parts: new Map(index?.parts.map((p) => [p.key, p])), etag: got.etag, checkedAt: now };
+      if (index) bytes = estimateBytes(index);
     }
     this.cache.set(key, next, bytes);
     return next;
