@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { compileMatchers, matchersMatch, type TagMatcher } from './matchers.js';
 import { nameMap } from './model.js';
 
-const SERIES = [
+const SERIES: Record<string, string>[] = [
   { host: 'web-1', dc: 'eu' },
   { host: 'web-2', dc: 'us' },
   { host: 'db-1', dc: 'eu', role: 'primary' },

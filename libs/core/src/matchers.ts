@@ -37,7 +37,7 @@ export function compileMatchers(matchers: readonly TagMatcher[] | undefined): Co
     try {
       re = new RegExp(`^(?:${m.value})$`, 'u');
     } catch (e) {
-      throw new RangeError(`${m.key}${m.op}${m.value}: not a valid regular expression (${(e as Error).message})`);
+      throw new RangeError(`${m.key}${m.op}${m.value}: not a valid regular expression (${(e as Error).message})`, { cause: e });
     }
     return { ...m, negated: m.op === '!~', accepts: (v: string) => re.test(v) };
   });

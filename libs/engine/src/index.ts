@@ -20,5 +20,5 @@ export { Writer, type WriteResult, type WriterOptions } from './write/writer.js'
 export { Compactor, COMPACT_DEFAULTS, type CompactStats, type CompactorOptions } from './compact/compactor.js';
 export { HealthReader, type ShardHealth, type ShardHealthOptions } from './health/shard-health.js';
 export { SeriesIndexBuilder, type SeriesIndexBuilderOptions, type SeriesIndexStats } from './series-index/builder.js';
-export { SeriesIndexStore } from './series-index/series-index-store.js';
+export { SeriesIndexStore } from './query/series-index-store.js';
 export { selectOrdinals } from './series-index/postings.js';

@@ -10,7 +10,7 @@ import { QueryPlanner } from './planner.js';
 import { mergeWindows, RawReader } from './raw-reader.js';
 import type { Readers } from './readers.js';
 import { RollupReader } from './rollup-reader.js';
-import { SeriesIndexStore } from '../series-index/series-index-store.js';
+import { SeriesIndexStore } from './series-index-store.js';
 import { labelNames, labelValues, listSeries, type SeriesSelector } from './series-list.js';
 import type { AggregateSpec, QueryCounters, QueryEngineOptions, QuerySpec, SeriesResult } from './types.js';
 

@@ -3,7 +3,7 @@ import { assemble, blockColumnsBytes, columnRanges, decodeBlockColumns, decodeFo
 import { clip, concatWindows, mergeSources, type Source } from '../columns/merge.js';
 import { mapLimit } from '../concurrency.js';
 import type { ObjectCache } from './cache.js';
-import type { SeriesIndexStore } from '../series-index/series-index-store.js';
+import type { SeriesIndexStore } from './series-index-store.js';
 import { candidates } from './footer-index.js';
 import { selects } from './selector.js';
 import type { QueryCounters, QuerySpec } from './types.js';

@@ -1,6 +1,6 @@
 import { canonicalSeries, own, type SeriesKey } from '@s4/core';
 import { mapLimit } from '../concurrency.js';
-import type { SeriesIndexStore } from '../series-index/series-index-store.js';
+import type { SeriesIndexStore } from './series-index-store.js';
 import type { Readers } from './readers.js';
 import { selects, type TagSelector } from './selector.js';
 

@@ -26,12 +26,10 @@ export function selectOrdinals(index: SeriesIndex, selector: IndexSelector): Uin
   for (const m of selector.matchers) {
     const values = index.tags.get(m.key);
     const lists: Uint32Array[] = [];
-    let withKey: Uint32Array[] | null = null;
     if (values) for (const [v, list] of values) if (m.accepts(v)) lists.push(list);
     if (m.accepts('')) {
       // Series without the tag count as "": everything minus the series that carry it.
-      withKey = values ? [...values.values()] : [];
-      lists.push(difference(all(), union(withKey)));
+      lists.push(difference(all(), union(values ? [...values.values()] : [])));
     }
     const set = union(lists);
     current = m.negated ? difference(current ?? all(), set) : intersect(current ?? all(), set);

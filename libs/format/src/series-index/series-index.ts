@@ -105,7 +105,7 @@ export function encodeSeriesIndex(input: SeriesIndexInput, level?: number): Uint
       sw.uvarint(ref(k));
       sw.uvarint(ref(v));
       let values = tags.get(k);
-      if (!values) tags.set(k, (values = new Map()));
+      if (!values) tags.set(k, (values = new Map<string, number[]>()));
       push(values, v, o);
     }
   });
@@ -326,7 +326,7 @@ export function decodeSeriesIndex(b: Uint8Array): SeriesIndex {
 /** The footer entry of slot `i` of a part, as the segment's own footer has it. */
 export function indexedEntry(index: SeriesIndex, part: IndexedPart, i: number): FooterEntry {
   const s = index.series[part.ordinals[i]!]!;
-  const extras = Array.from(part.extras.subarray(part.extraStart[i]!, part.extraStart[i + 1]!));
+  const extras = Array.from(part.extras.subarray(part.extraStart[i], part.extraStart[i + 1]));
   const base = { id: s.id, metric: s.metric, tags: s.tags as Record<string, string>, offset: part.offsets[i]!, length: part.lengths[i]!, count: part.counts[i]!, minTs: part.minTs[i]!, maxTs: part.maxTs[i]! };
   const li = part.layouts[i]!;
   if (li < 0) return { ...base, fields: extras.map((f) => index.strings[f]!) };
@@ -334,7 +334,7 @@ export function indexedEntry(index: SeriesIndex, part: IndexedPart, i: number): 
   return { ...base, fields: indexLayout(layout).fields as string[], directory: { layout, chunkLengths: extras } };
 }
 
-function push<K>(m: Map<K, number[]>, k: K, v: number): void {
+function push(m: Map<string, number[]>, k: string, v: number): void {
   let l = m.get(k);
   if (!l) m.set(k, (l = []));
   l.push(v);

@@ -1,8 +1,8 @@
 import { CorruptDataError, DAY_MS, parseSegmentKey, seriesIndexKey, type Clock, type ObjectStore, type ShardRef } from '@s4/core';
 import { decodeSeriesIndex, indexedEntry, type CatalogEntry, type FooterEntry, type IndexedPart, type SeriesIndex } from '@s4/format';
-import { ByteBudgetCache } from '../query/cache.js';
-import { matchersOf, type TagSelector } from '../query/selector.js';
-import { selectOrdinals, slotsOf } from './postings.js';
+import { selectOrdinals, slotsOf } from '../series-index/postings.js';
+import { ByteBudgetCache } from './cache.js';
+import { matchersOf, type TagSelector } from './selector.js';
 
 interface Loaded {
   readonly index: SeriesIndex | null;
