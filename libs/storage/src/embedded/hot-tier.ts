@@ -17,12 +17,27 @@ import {
 } from '@s4/core';
 import { decodeWal, encodeWalRecord, type WalRecord } from '@s4/format';
 
+/**
+ * A series, held once however many windows hold a log of it (the logs point here), with its
+ * metric and tag values interned: at a million active series the keys, not the samples, are most
+ * of the memory (a JSON copy of the key per log, a fresh string per repeated tag value).
+ */
+interface Series {
+  readonly id: string;
+  readonly key: SeriesKey;
+  /** Logs (one per window) pointing here; the entry goes when the last is released. */
+  logs: number;
+}
+
+/** One series' bytes in one window: one buffer, grown by half again when full (not a chunk per append). */
 interface Log {
-  key: SeriesKey;
-  keyText: string;
-  chunks: Uint8Array[];
+  readonly series: Series;
+  buf: Uint8Array;
   length: number;
 }
+
+/** Distinct strings kept for interning; past it, new values are kept as they come (unique ids would only fill the pool). */
+const INTERN_LIMIT = 200_000;
 
 interface ShardState {
   generation: number;
@@ -49,6 +64,9 @@ export interface EmbeddedHotTierOptions {
  */
 export class EmbeddedHotTier implements HotTier {
   private readonly shards = new Map<string, ShardState>();
+  /** Every series with a log in some window, by id (ids are per namespace-independent hashes; the key disambiguates nothing more). */
+  private readonly series = new Map<string, Series>();
+  private readonly strings = new Map<string, string>();
   private readonly path: string;
   private file!: FileHandle;
   private fileBytes = 0;
@@ -122,9 +140,12 @@ export class EmbeddedHotTier implements HotTier {
         let w = s.windows.get(r.window);
         if (!w) s.windows.set(r.window, (w = new Map()));
         let log = w.get(r.id);
-        if (!log) w.set(r.id, (log = { key: JSON.parse(r.key) as SeriesKey, keyText: r.key, chunks: [], length: 0 }));
-        log.chunks.push(r.data);
-        log.length += r.data.length;
+        if (!log) {
+          const series = this.seriesOf(r.id, r.key);
+          series.logs++;
+          w.set(series.id, (log = { series, buf: EMPTY, length: 0 }));
+        }
+        appendTo(log, r.data);
         this.liveBytes += r.data.length;
         break;
       }
@@ -135,9 +156,11 @@ export class EmbeddedHotTier implements HotTier {
         if (r.length >= log.length) {
           w.delete(r.id);
           this.liveBytes -= log.length;
+          if (--log.series.logs === 0) this.series.delete(log.series.id);
         } else {
-          const rest = concat(log.chunks, log.length).subarray(r.length);
-          log.chunks = [rest];
+          // A copy, so the released bytes are freed.
+          const rest = log.buf.slice(r.length, log.length);
+          log.buf = rest;
           this.liveBytes -= log.length - rest.length;
           log.length = rest.length;
         }
@@ -151,6 +174,25 @@ export class EmbeddedHotTier implements HotTier {
         s.fence = Math.max(s.fence, r.value);
         break;
     }
+  }
+
+  /** The series of `id`, created from its key's JSON the first time, with its strings interned. */
+  private seriesOf(id: string, keyText: string): Series {
+    let s = this.series.get(id);
+    if (s) return s;
+    const parsed = JSON.parse(keyText) as SeriesKey;
+    const tags = Object.create(null) as Record<string, string>;
+    for (const [k, v] of Object.entries(parsed.tags)) tags[this.intern(k)] = this.intern(v);
+    s = { id: this.intern(id), key: { metric: this.intern(parsed.metric), tags }, logs: 0 };
+    this.series.set(s.id, s);
+    return s;
+  }
+
+  private intern(v: string): string {
+    const known = this.strings.get(v);
+    if (known !== undefined) return known;
+    if (this.strings.size < INTERN_LIMIT) this.strings.set(v, v);
+    return v;
   }
 
   /** Append records to the log, fsync, then apply them; concurrent callers share one fsync. */
@@ -251,7 +293,7 @@ export class EmbeddedHotTier implements HotTier {
         put({ type: 'generation', ns, shard, value: s.generation });
         if (put({ type: 'fence', ns, shard, value: s.fence })) await flushChunk();
         for (const [window, logs] of s.windows)
-          for (const [id, log] of logs) if (put({ type: 'append', ns, shard, window, id, key: log.keyText, data: concat(log.chunks, log.length) })) await flushChunk();
+          for (const [id, log] of logs) if (put({ type: 'append', ns, shard, window, id, key: keyText(log.series.key), data: flatten(log) })) await flushChunk();
       }
       await flushChunk();
       await out.sync();
@@ -274,7 +316,7 @@ export class EmbeddedHotTier implements HotTier {
   async append(entries: readonly HotAppend[]): Promise<void> {
     if (entries.length === 0) return;
     await this.commit(
-      entries.map((e) => ({ type: 'append', ns: e.ref.ns, shard: e.ref.shard, window: e.window, id: e.id, key: JSON.stringify({ metric: e.key.metric, tags: e.key.tags }), data: e.data })),
+      entries.map((e) => ({ type: 'append', ns: e.ref.ns, shard: e.ref.shard, window: e.window, id: e.id, key: keyText(e.key), data: e.data })),
     );
   }
 
@@ -285,7 +327,7 @@ export class EmbeddedHotTier implements HotTier {
   async readWindow(ref: ShardRef, window: number): Promise<HotLog[]> {
     const logs = this.shard(ref).windows.get(window);
     if (!logs) return [];
-    return [...logs].map(([id, log]) => ({ id, key: log.key, window, data: flatten(log) }));
+    return [...logs].map(([id, log]) => ({ id, key: log.series.key, window, data: flatten(log) }));
   }
 
   async release(lease: Lease, window: number, cursors: readonly HotCursor[]): Promise<void> {
@@ -299,7 +341,7 @@ export class EmbeddedHotTier implements HotTier {
     const logs: HotLog[] = [];
     for (const [window, series] of s.windows) {
       if (window + WINDOW_MS <= from || window >= to) continue;
-      for (const [id, log] of series) if (log.key.metric === metric) logs.push({ id, key: log.key, window, data: flatten(log) });
+      for (const [id, log] of series) if (log.series.key.metric === metric) logs.push({ id, key: log.series.key, window, data: flatten(log) });
     }
     return { generation: s.generation, logs };
   }
@@ -308,7 +350,7 @@ export class EmbeddedHotTier implements HotTier {
     const out = new Map<string, SeriesKey>();
     for (const [window, series] of this.shard(ref).windows) {
       if (window + WINDOW_MS <= from || window >= to) continue;
-      for (const [id, log] of series) if (metric === undefined || log.key.metric === metric) out.set(id, log.key);
+      for (const [id, log] of series) if (metric === undefined || log.series.key.metric === metric) out.set(id, log.series.key);
     }
     return [...out.values()];
   }
@@ -385,21 +427,31 @@ export class EmbeddedHotTier implements HotTier {
   }
 }
 
-/** Joins a log's chunks once and keeps the result, so repeated reads do not copy again. */
+const EMPTY = new Uint8Array(0);
+
+/** The log's bytes: a view of its buffer (later appends go past its end, or to a new buffer). */
 function flatten(log: Log): Uint8Array {
-  if (log.chunks.length !== 1) log.chunks = [concat(log.chunks, log.length)];
-  return log.chunks[0]!;
+  return log.buf.subarray(0, log.length);
 }
 
-function concat(chunks: Uint8Array[], length: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(length);
-  let pos = 0;
-  for (const c of chunks) {
-    out.set(c, pos);
-    pos += c.length;
+/**
+ * Copy `data` to the end of the log. The first append takes exactly its size (most windows of a
+ * scraped series see one append per scrape, and many series only a few); then by half again.
+ */
+function appendTo(log: Log, data: Uint8Array): void {
+  const need = log.length + data.length;
+  if (need > log.buf.length) {
+    const next = new Uint8Array(log.length === 0 ? need : Math.max(need, Math.ceil(log.buf.length * 1.5)));
+    next.set(log.buf.subarray(0, log.length));
+    log.buf = next;
   }
-  return out;
+  log.buf.set(data, log.length);
+  log.length = need;
+}
+
+/** The series key as the log records it (JSON), parsed back on replay. */
+function keyText(key: SeriesKey): string {
+  return JSON.stringify({ metric: key.metric, tags: key.tags });
 }
 
 function splitShardKey(k: string): [string, string] {
