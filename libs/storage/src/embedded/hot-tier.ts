@@ -180,10 +180,12 @@ export class EmbeddedHotTier implements HotTier {
   private seriesOf(id: string, keyText: string): Series {
     let s = this.series.get(id);
     if (s) return s;
-    const parsed = JSON.parse(keyText) as SeriesKey;
-    const tags = Object.create(null) as Record<string, string>;
-    for (const [k, v] of Object.entries(parsed.tags)) tags[this.intern(k)] = this.intern(v);
-    s = { id: this.intern(id), key: { metric: this.intern(parsed.metric), tags }, logs: 0 };
+    // The parsed object itself (its values interned in place): JSON.parse builds compact objects,
+    // where a prototype-less copy would be a dictionary several times the size. Readers look tags
+    // up as own properties, and the validator refuses `__proto__`.
+    const parsed = JSON.parse(keyText) as { metric: string; tags: Record<string, string> };
+    for (const k of Object.keys(parsed.tags)) parsed.tags[k] = this.intern(parsed.tags[k]!);
+    s = { id: this.intern(id), key: { metric: this.intern(parsed.metric), tags: parsed.tags }, logs: 0 };
     this.series.set(s.id, s);
     return s;
   }
