@@ -20,6 +20,13 @@
 #   BENCH_BATCH_RECORDS (500) BENCH_INGEST_CONCURRENCY (4) BENCH_VERIFY_MACHINES (10)
 #   BENCH_MODES (embedded,redis+s3) BENCH_PG_PORT (18432) BENCH_WRITE_DOC, BENCH_WORK, ports as above
 # Smoke run: BENCH_MACHINES=20 BENCH_RECORD_MINUTES=10 BENCH_WRITE_DOC=0 npm run bench -- records
+#
+# Cardinality workload (issue 12): `npm run bench -- cardinality`. BENCH_METRICS × BENCH_HOSTS
+# series, one sample each every BENCH_INTERVAL_S s over BENCH_MINUTES, half the hosts replaced
+# half-way, one request per scrape round, into S4 and VictoriaMetrics; runs scripts/bench/cardinality.mjs.
+# Knobs: BENCH_METRICS (20) BENCH_HOSTS (50000) BENCH_MINUTES (60) BENCH_INTERVAL_S (10)
+#   BENCH_MODES (embedded; add redis+s3) BENCH_ROUNDS_IN_FLIGHT (2) BENCH_REPEATS (5)
+# Smoke run: BENCH_METRICS=5 BENCH_HOSTS=200 BENCH_MINUTES=10 BENCH_WRITE_DOC=0 npm run bench -- cardinality
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 ROOT=$PWD
@@ -33,7 +40,8 @@ WORKLOAD="${1:-${BENCH_WORKLOAD:-float}}"
 case "$WORKLOAD" in
   float) MODES="${BENCH_MODES:-embedded,redis+s3,embedded-fsync-never}" ;;
   records) MODES="${BENCH_MODES:-embedded,redis+s3}" ;;
-  *) log "unknown workload '$WORKLOAD' (float, records)"; exit 2 ;;
+  cardinality) MODES="${BENCH_MODES:-embedded}" ;;
+  *) log "unknown workload '$WORKLOAD' (float, records, cardinality)"; exit 2 ;;
 esac
 needs_services=0
 [[ ",$MODES," == *",redis+s3,"* ]] && needs_services=1
@@ -78,7 +86,7 @@ elif ! command -v victoria-metrics >/dev/null; then
     || { apt-get update -qq >/dev/null && apt-get install -y -qq victoria-metrics >/dev/null; } \
     || { log "apt-get install victoria-metrics failed"; exit 1; }
 fi
-if [[ $WORKLOAD == float ]]; then
+if [[ $WORKLOAD != records ]]; then
   BENCH_VM_BIN="$(command -v victoria-metrics)"
   BENCH_VM_VERSION="$(dpkg-query -W -f='${Version}' victoria-metrics 2>/dev/null || echo unknown)"
   export BENCH_VM_BIN BENCH_VM_VERSION
@@ -104,6 +112,9 @@ fi
 if [[ $WORKLOAD == records ]]; then
   cmd="npm run bench -- records"
   knobs=(BENCH_MACHINES BENCH_RECORD_HOURS BENCH_RECORD_MINUTES BENCH_REPEATS BENCH_BATCH_RECORDS BENCH_INGEST_CONCURRENCY BENCH_VERIFY_MACHINES BENCH_MODES)
+elif [[ $WORKLOAD == cardinality ]]; then
+  cmd="npm run bench -- cardinality"
+  knobs=(BENCH_METRICS BENCH_HOSTS BENCH_MINUTES BENCH_INTERVAL_S BENCH_MODES BENCH_ROUNDS_IN_FLIGHT BENCH_REPEATS)
 else
   cmd="npm run bench"
   knobs=(BENCH_SENSORS BENCH_HOURS BENCH_REPEATS BENCH_SINGLE_SECONDS BENCH_SINGLE_CLIENTS BENCH_MODES BENCH_BATCH_SAMPLES BENCH_INGEST_CONCURRENCY BENCH_CPU_PROF)
@@ -116,6 +127,8 @@ export BENCH_MODES="$MODES"
 
 if [[ $WORKLOAD == records ]]; then
   node --max-old-space-size=8192 scripts/bench/records.mjs
+elif [[ $WORKLOAD == cardinality ]]; then
+  node --max-old-space-size=8192 scripts/bench/cardinality.mjs
 else
   node --max-old-space-size=8192 scripts/bench/bench.mjs
 fi
