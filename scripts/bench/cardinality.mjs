@@ -153,12 +153,15 @@ async function ingest(base, target, path, contentType, pid) {
     const w = Math.floor((e - t0) / 10_000);
     windows[w] = (windows[w] ?? 0) + n;
   }
-  const full = windows.slice(0, Math.floor(ms / 10_000)).map((n) => (n ?? 0) / 10);
+  const full = Array.from({ length: Math.floor(ms / 10_000) }, (_, w) => (windows[w] ?? 0) / 10);
+  // Rounds slower than 10 s leave windows with no acknowledgement at all; per-round rates say it too.
+  const roundRates = roundMs.map((t, r) => (K.metrics * (hostsOf(r)[1] - hostsOf(r)[0])) / (t / 1000)).filter(Number.isFinite);
   return {
     samples,
     seconds: +(ms / 1000).toFixed(1),
     samplesPerSec: Math.round(samples / (ms / 1000)),
     windows10s: full.length ? { slowest: Math.round(Math.min(...full)), median: Math.round(median(full)), ratio: +(Math.min(...full) / median(full)).toFixed(2) } : null,
+    rounds: { slowestPerSec: Math.round(Math.min(...roundRates)), medianPerSec: Math.round(median(roundRates)), ratio: +(Math.min(...roundRates) / median(roundRates)).toFixed(2) },
     churnRoundMs: Math.round(roundMs[churnRound] ?? NaN),
     medianRoundMs: Math.round(median(roundMs.filter(Number.isFinite))),
     newSeriesPerSec: Math.round((K.metrics * Math.floor(K.hosts / 2)) / ((roundMs[churnRound] ?? NaN) / 1000)),
