@@ -104,7 +104,14 @@ export const FLUSH_RESULT_SCHEMA = {
 
 export const COMPACT_RESULT_SCHEMA = {
   type: 'object',
-  properties: Object.fromEntries(['windows', 'partsIn', 'bytesIn', 'bytesOut', 'samples', 'deleted', 'aborted', 'busyShards'].map((k) => [k, { type: 'integer' }])),
+  properties: {
+    ...Object.fromEntries(['windows', 'partsIn', 'bytesIn', 'bytesOut', 'samples', 'deleted', 'aborted', 'busyShards'].map((k) => [k, { type: 'integer' }])),
+    index: {
+      type: 'object',
+      description: 'series indexes brought up to their catalogs after the folds (absent with S4_SERIES_INDEX=false)',
+      properties: { indexes: { type: 'integer', description: 'shard-days written' }, footers: { type: 'integer', description: 'footers read for parts not indexed before' }, bytes: { type: 'integer' } },
+    },
+  },
 };
 
 export const ROLLUP_RESULT_SCHEMA = {
