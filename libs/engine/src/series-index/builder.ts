@@ -30,6 +30,12 @@ export interface SeriesIndexStats {
  * the rest, so an index that lags the catalog, or none at all, changes no answer.
  */
 export class SeriesIndexBuilder {
+  /**
+   * Per index key, the catalog ETag it was last built from here and the index's own ETag, so an
+   * unchanged day costs a HEAD, not a GET of its index; a lost or replaced index is rebuilt.
+   */
+  private readonly built = new Map<string, { catalog: string; index: string }>();
+
   constructor(
     private readonly objects: ObjectStore,
     private readonly catalogs: CatalogStore,
@@ -55,8 +61,11 @@ export class SeriesIndexBuilder {
 
   /** Bring one shard-day's index up to its catalog. */
   async build(ref: ShardRef, day: number): Promise<SeriesIndexStats> {
-    const { catalog } = await this.catalogs.load(ref, day);
+    const { catalog, etag } = await this.catalogs.load(ref, day);
     const key = seriesIndexKey(ref, day);
+    // Same catalog as when this builder last wrote the index, and the index still there (a lost one is rebuilt).
+    const memo = this.built.get(key);
+    if (memo && memo.catalog === etag && (await this.objects.head(key))?.etag === memo.index) return { indexes: 0, footers: 0, bytes: 0 };
     let previous: SeriesIndex | null = null;
     const got = await this.objects.get(key);
     if (got && !got.notModified) {
@@ -68,7 +77,10 @@ export class SeriesIndexBuilder {
     }
     const wanted = new Set(catalog.entries.map((e) => e.key));
     const covered = new Map((previous?.parts ?? []).map((p) => [p.key, p]));
-    if (previous && wanted.size === covered.size && [...wanted].every((k) => covered.has(k))) return { indexes: 0, footers: 0, bytes: 0 };
+    if (previous && wanted.size === covered.size && [...wanted].every((k) => covered.has(k))) {
+      if (etag !== undefined && got && !got.notModified) this.built.set(key, { catalog: etag, index: got.etag });
+      return { indexes: 0, footers: 0, bytes: 0 };
+    }
     let footers = 0;
     const parts = await mapLimit(catalog.entries, 4, async (e) => {
       const part = covered.get(e.key);
@@ -84,7 +96,9 @@ export class SeriesIndexBuilder {
       return { key: e.key, window: e.window, series };
     });
     const bytes = encodeSeriesIndex({ ns: ref.ns, shard: ref.shard, day, parts: parts.filter((p) => p !== null) });
-    await this.objects.put(key, bytes);
+    const put = await this.objects.put(key, bytes);
+    // Only a complete index is remembered: one that skipped a vanished part is looked at again.
+    if (etag !== undefined && parts.every((p) => p !== null)) this.built.set(key, { catalog: etag, index: put.etag });
     return { indexes: 1, footers, bytes: bytes.length };
   }
 }
