@@ -200,6 +200,8 @@ function s4Env(mode, dataDir) {
     S4_MAX_SAMPLES_PER_REQUEST: String(Math.max(1_000_000, K.metrics * K.hosts)),
     S4_MAX_BODY_BYTES: String(Math.min(1024 ** 3, Math.max(64 * 2 ** 20, K.metrics * K.hosts * 120))),
     S4_COMPACT_SETTLE_MS: '0',
+    // The admin passes over the whole dataset answer when done; on a loaded machine that is minutes.
+    S4_REQUEST_TIMEOUT_MS: '1800000',
   };
   if (mode === 'embedded') return common;
   if (mode === 'redis+s3')
