@@ -26,6 +26,8 @@ export class Metrics {
   readonly compactErrors = new Counter({ name: 's4_compact_errors_total', help: 'Failed compaction passes', registers: [this.registry] });
   readonly workerPasses = new Counter({ name: 's4_worker_passes_total', help: 'Passes run by the role worker threads, by role and trigger (periodic or admin)', labelNames: ['role', 'trigger'], registers: [this.registry] });
   readonly workerThreads = new Gauge({ name: 's4_worker_thread_info', help: 'The role worker threads running now (1 per thread), with their thread ids', labelNames: ['role', 'thread_id'], registers: [this.registry] });
+  readonly seriesRefused = new Counter({ name: 's4_limit_refused_total', help: 'Write requests refused by a namespace limit (maxActiveSeries, maxNewSeriesPerMinute, maxSamplesPerSecond), by namespace and limit', labelNames: ['namespace', 'limit'], registers: [this.registry] });
+  readonly policyReloads = new Counter({ name: 's4_namespace_reloads_total', help: 'Reloads of the namespace policy file, by outcome (accepted, refused)', labelNames: ['outcome'], registers: [this.registry] });
   readonly workerCrashes = new Counter({ name: 's4_worker_thread_crashes_total', help: 'Role worker threads that ended unexpectedly (each is restarted)', labelNames: ['role'], registers: [this.registry] });
 
   constructor(hot: HotTier, ns: string, shards: number, clock: Clock) {

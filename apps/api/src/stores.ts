@@ -1,4 +1,4 @@
-import { MANIFEST_KEY, PreconditionFailedError, type Clock, type HotTier, type ObjectStore } from '@s4/core';
+import { MANIFEST_KEY, PreconditionFailedError, namespaceManifestKey, type Clock, type HotTier, type NamespaceSet, type ObjectStore } from '@s4/core';
 import type { Config } from '@s4/config';
 import { EmbeddedHotTier, FilesystemObjectStore, KafkaIngestLog, RedisHotTier, S3ObjectStore } from '@s4/storage';
 
@@ -57,5 +57,31 @@ async function checkManifest(objects: ObjectStore, config: Config): Promise<void
   } catch (e) {
     if (!(e instanceof PreconditionFailedError)) throw e;
     await checkManifest(objects, config);
+  }
+}
+
+/**
+ * Every namespace of the policy file keeps the shard count it was first written with (a
+ * namespace removed from the file and added back later must come back with the same count).
+ * The process's own namespace is the manifest's (S4_SHARDS, checked at start).
+ */
+export async function checkNamespaceManifests(objects: ObjectStore, config: Config, set: NamespaceSet): Promise<void> {
+  for (const n of set.all) {
+    if (n.name === config.namespace) {
+      if (n.shards !== config.shards) throw new Error(`namespace ${n.name} is this process's S4_NAMESPACE, created with S4_SHARDS=${config.shards} shards; its policy says ${n.shards}`);
+      continue;
+    }
+    const key = namespaceManifestKey(n.name);
+    const got = await objects.get(key);
+    if (got && !got.notModified) {
+      const stored = JSON.parse(Buffer.from(got.body).toString('utf8')) as { shards: number };
+      if (stored.shards !== n.shards) throw new Error(`namespace ${n.name} was created with ${stored.shards} shards; its policy says ${n.shards} (changing a namespace's shard count is not supported)`);
+      continue;
+    }
+    try {
+      await objects.put(key, Buffer.from(JSON.stringify({ format: 1, shards: n.shards, createdAt: new Date().toISOString() })), { ifNoneMatch: '*' });
+    } catch (e) {
+      if (!(e instanceof PreconditionFailedError)) throw e;
+    }
   }
 }

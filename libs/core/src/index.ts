@@ -5,3 +5,5 @@ export * from './ports.js';
 export * from './roles.js';
 export * from './shard.js';
 export * from './time.js';
+export * from './namespaces.js';
+export * from './cardinality.js';

@@ -15,3 +15,5 @@ export { parseWrite, type SeriesWrite, type WriteBody, type WriteLimits } from '
 export { Writer, type WriteResult, type WriterOptions } from './write/writer.js';
 export { Compactor, COMPACT_DEFAULTS, type CompactStats, type CompactorOptions } from './compact/compactor.js';
 export { HealthReader, type ShardHealth, type ShardHealthOptions } from './health/shard-health.js';
+export { Admission, type AdmissionOptions } from './namespaces/admission.js';
+export { addCounts } from './counts.js';

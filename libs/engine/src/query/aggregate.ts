@@ -18,7 +18,7 @@ interface SeriesBuckets {
  * parts and no hot data of the selector waits in that window; everything else from raw data.
  */
 export async function aggregate(readers: Readers, spec: AggregateSpec): Promise<SeriesResult[]> {
-  const perShard = await mapLimit(readers.planner.shards(), Math.max(1, Math.ceil(readers.concurrency / 4)), (ref) => aggregateShard(readers, ref, spec));
+  const perShard = await mapLimit(readers.planner.shards(spec.metric), Math.max(1, Math.ceil(readers.concurrency / 4)), (ref) => aggregateShard(readers, ref, spec));
   return group(perShard, spec);
 }
 

@@ -9,7 +9,7 @@ import type { QuerySpec, SeriesResult } from './types.js';
  * a series found in a newer window is not read again in older ones.
  */
 export async function latest({ hot, planner, raw, concurrency }: Readers, spec: QuerySpec): Promise<SeriesResult[]> {
-  const perShard = await mapLimit(planner.shards(), Math.max(1, Math.ceil(concurrency / 4)), async (ref) => {
+  const perShard = await mapLimit(planner.shards(spec.metric), Math.max(1, Math.ceil(concurrency / 4)), async (ref) => {
     const scan = await hot.scan(ref, spec.metric, spec.from, spec.to);
     const entries = await planner.segmentEntries(ref, spec, scan.generation);
     const windows = [...new Set([...entries.map((e) => e.window), ...scan.logs.map((l) => l.window)])].sort((a, b) => b - a);

@@ -51,7 +51,7 @@ export class QueryEngine {
 
   /** Matching series, one at a time, shard by shard, each sorted and de-duplicated. */
   async *query(spec: QuerySpec): AsyncIterable<SeriesResult> {
-    const shards = this.readers.planner.shards();
+    const shards = this.readers.planner.shards(spec.metric);
     // Shards are read ahead with bounded concurrency but yielded in order, so memory stays
     // bounded by the shards in flight rather than by the whole result.
     const width = Math.max(1, Math.min(shards.length, Math.ceil(this.options.concurrency / 4)));

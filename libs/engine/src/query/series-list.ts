@@ -9,7 +9,7 @@ export async function listSeries(
 ): Promise<SeriesKey[]> {
   const { metric, tags, from, to } = selector;
   const found = new Map<string, SeriesKey>();
-  await mapLimit(planner.shards(), concurrency, async (ref) => {
+  await mapLimit(planner.shards(metric), concurrency, async (ref) => {
     const generation = await hot.generation(ref);
     for (const k of await hot.seriesIn(ref, metric, from, to)) if (tagsMatch(k.tags, tags)) found.set(canonicalSeries(k), k);
     const entries = await planner.entries(ref, from, to, generation, metric);

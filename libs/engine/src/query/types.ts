@@ -33,6 +33,9 @@ export interface QueryEngineOptions {
   readonly concurrency: number;
   /** Byte budget of the footer + block cache. */
   readonly cacheBytes: number;
+  /** With several namespaces: the namespace of a metric, and every namespace (series listing); else `ns`, `shards`. */
+  readonly route?: (metric: string) => { readonly ns: string; readonly shards: number };
+  readonly namespaces?: () => readonly { readonly ns: string; readonly shards: number }[];
 }
 
 /** Counters a /metrics endpoint can show. */

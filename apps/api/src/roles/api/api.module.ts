@@ -10,7 +10,8 @@ import type { ApiRoot } from './api.root.js';
 import { Ingest } from './ingest.js';
 import { PROTOCOL_CONTROLLERS, PROTOCOL_PROVIDERS } from './protocols/index.js';
 import { QueryController } from './query.controller.js';
-import { HEALTH_READER, QUERY_ENGINE, WORKER_PASSES, WRITER } from './tokens.js';
+import { NamespacesController } from './namespaces.controller.js';
+import { ADMISSION, CARDINALITY, HEALTH_READER, POLICIES, QUERY_ENGINE, WORKER_PASSES, WRITER } from './tokens.js';
 import { WriteController } from './write.controller.js';
 
 export interface ApiModuleDeps {
@@ -28,7 +29,7 @@ export class ApiModule {
   static forRoot(deps: ApiModuleDeps): DynamicModule {
     return {
       module: ApiModule,
-      controllers: [WriteController, QueryController, AdminController, ...PROTOCOL_CONTROLLERS],
+      controllers: [WriteController, QueryController, AdminController, NamespacesController, ...PROTOCOL_CONTROLLERS],
       providers: [
         Ingest,
         ...PROTOCOL_PROVIDERS,
@@ -40,6 +41,9 @@ export class ApiModule {
         { provide: WORKER_PASSES, useValue: deps.passes },
         { provide: INGEST_LAG, useValue: deps.lag },
         { provide: HEALTH_READER, useValue: deps.api.health },
+        { provide: ADMISSION, useValue: deps.api.admission },
+        { provide: POLICIES, useValue: deps.api.policies },
+        { provide: CARDINALITY, useValue: deps.api.cardinality },
       ],
     };
   }

@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
 import type { Clock, HotTier } from '@s4/core';
 import type { Config } from '@s4/config';
-import { CatalogStore, Compactor, type CompactStats } from '@s4/engine';
+import { CatalogStore, Compactor, addCounts, type CompactStats } from '@s4/engine';
+import { PerNamespace, threadPolicies } from '../../namespaces/per-namespace.js';
 import { openObjectStore } from '../../stores.js';
 
 /** The compact role: folds the parts of each shard-window into one, and deletes what folds replaced. */
@@ -12,25 +13,38 @@ export interface CompactRoot {
   close(): Promise<void>;
 }
 
-/** Composition root of the compact role (runs in its worker thread): object store, catalogs, Compactor. */
-export function createCompactRoot(config: Config, hot: HotTier, clock: Clock): CompactRoot {
+/** Composition root of the compact role (runs in its worker thread): object store, catalogs, a Compactor per namespace. */
+export async function createCompactRoot(config: Config, hot: HotTier, clock: Clock): Promise<CompactRoot> {
   const objects = openObjectStore(config);
+  const catalogs = new CatalogStore(objects);
+  const policies = await threadPolicies(config);
   const c = config.compact;
-  const compactor = new Compactor(hot, objects, new CatalogStore(objects), {
-    ns: config.namespace,
-    shards: config.shards,
-    // The compactor leases as `<owner>/compact`, so a flush and a fold of one shard exclude each other.
-    owner: `${hostname()}-${process.pid}-t${threadId}-${randomUUID().slice(0, 8)}`,
-    leaseTtlMs: config.flush.leaseTtlMs,
-    clock,
-    minParts: c.minParts,
-    settleMs: c.settleMs,
-    deleteGraceMs: c.deleteGraceMs,
-    lookbackMs: c.lookbackMs,
-    concurrency: c.concurrency,
-  });
+  // The compactor leases as `<owner>/compact`, so a flush and a fold of one shard exclude each other.
+  const owner = `${hostname()}-${process.pid}-t${threadId}-${randomUUID().slice(0, 8)}`;
+  const compactors = new PerNamespace(
+    (p) =>
+      new Compactor(hot, objects, catalogs, {
+        ns: p.name,
+        shards: p.shards,
+        owner,
+        leaseTtlMs: config.flush.leaseTtlMs,
+        clock,
+        minParts: c.minParts,
+        settleMs: c.settleMs,
+        deleteGraceMs: c.deleteGraceMs,
+        lookbackMs: c.lookbackMs,
+        concurrency: c.concurrency,
+      }),
+  );
   return {
-    compact: () => compactor.compactAll(),
-    close: () => objects.close(),
+    async compact() {
+      const total: CompactStats = { windows: 0, partsIn: 0, bytesIn: 0, bytesOut: 0, samples: 0, deleted: 0, aborted: 0, busyShards: 0 };
+      for (const p of policies.current().all) addCounts(total, await compactors.for(p).compactAll());
+      return total;
+    },
+    async close() {
+      await policies.close();
+      await objects.close();
+    },
   };
 }
