@@ -23,6 +23,7 @@ export class Metrics {
   readonly compactBytesIn = new Counter({ name: 's4_compact_bytes_in_total', help: 'Bytes of the parts folds replaced', registers: [this.registry] });
   readonly compactBytesOut = new Counter({ name: 's4_compact_bytes_out_total', help: 'Bytes of the folded parts written', registers: [this.registry] });
   readonly compactDeleted = new Counter({ name: 's4_compact_deleted_total', help: 'Replaced parts deleted after their grace period', registers: [this.registry] });
+  readonly retentionExpired = new Counter({ name: 's4_retention_expired_total', help: 'Objects retention took out of the catalogs (deleted after the grace), by kind (segment, rollup, catalog)', labelNames: ['kind'], registers: [this.registry] });
   readonly compactErrors = new Counter({ name: 's4_compact_errors_total', help: 'Failed compaction passes', registers: [this.registry] });
   readonly workerPasses = new Counter({ name: 's4_worker_passes_total', help: 'Passes run by the role worker threads, by role and trigger (periodic or admin)', labelNames: ['role', 'trigger'], registers: [this.registry] });
   readonly workerThreads = new Gauge({ name: 's4_worker_thread_info', help: 'The role worker threads running now (1 per thread), with their thread ids', labelNames: ['role', 'thread_id'], registers: [this.registry] });
@@ -77,6 +78,12 @@ export class Metrics {
     this.compactBytesIn.inc(stats.bytesIn);
     this.compactBytesOut.inc(stats.bytesOut);
     this.compactDeleted.inc(stats.deleted);
+    const r = (stats as CompactStats & { retention?: { segments: number; rollups: number; catalogs: number } }).retention;
+    if (r) {
+      this.retentionExpired.inc({ kind: 'segment' }, r.segments);
+      this.retentionExpired.inc({ kind: 'rollup' }, r.rollups);
+      this.retentionExpired.inc({ kind: 'catalog' }, r.catalogs);
+    }
   }
 
   recordRollup(stats: RollupStats): void {

@@ -17,3 +17,5 @@ export { Compactor, COMPACT_DEFAULTS, type CompactStats, type CompactorOptions }
 export { HealthReader, type ShardHealth, type ShardHealthOptions } from './health/shard-health.js';
 export { Admission, type AdmissionOptions } from './namespaces/admission.js';
 export { addCounts } from './counts.js';
+export { Retention, type RetentionOptions, type RetentionStats } from './retention/retention.js';
+export { isExpired, planDay, retentionOf, type RetainedKind } from './retention/plan.js';

@@ -3,13 +3,13 @@ import { randomUUID } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
 import type { Clock, HotTier } from '@s4/core';
 import type { Config } from '@s4/config';
-import { CatalogStore, Compactor, addCounts, type CompactStats } from '@s4/engine';
+import { CatalogStore, Compactor, Retention, addCounts, type CompactStats, type RetentionStats } from '@s4/engine';
 import { PerNamespace, threadPolicies } from '../../namespaces/per-namespace.js';
 import { openObjectStore } from '../../stores.js';
 
-/** The compact role: folds the parts of each shard-window into one, and deletes what folds replaced. */
+/** The compact role: deletes what retention expired, folds the parts of each shard-window into one, and deletes what folds replaced. */
 export interface CompactRoot {
-  compact(): Promise<CompactStats>;
+  compact(): Promise<CompactStats & { retention: RetentionStats }>;
   close(): Promise<void>;
 }
 
@@ -36,11 +36,18 @@ export async function createCompactRoot(config: Config, hot: HotTier, clock: Clo
         concurrency: c.concurrency,
       }),
   );
+  const rollupCatalogs = new CatalogStore(objects, 'rollup');
+  const retentions = new PerNamespace(() => new Retention(hot, objects, catalogs, rollupCatalogs, { owner, leaseTtlMs: config.flush.leaseTtlMs, clock, deleteGraceMs: c.deleteGraceMs, concurrency: c.concurrency }));
   return {
     async compact() {
       const total: CompactStats = { windows: 0, partsIn: 0, bytesIn: 0, bytesOut: 0, samples: 0, deleted: 0, aborted: 0, busyShards: 0 };
-      for (const p of policies.current().all) addCounts(total, await compactors.for(p).compactAll());
-      return total;
+      const retention: RetentionStats = { segments: 0, rollups: 0, catalogs: 0, bytes: 0, busyShards: 0 };
+      for (const p of policies.current().all) {
+        // Retention first: what it takes out of the catalogs joins the pending deletes the compactor collects.
+        addCounts(retention, await retentions.for(p).run(p));
+        addCounts(total, await compactors.for(p).compactAll());
+      }
+      return { ...total, retention };
     },
     async close() {
       await policies.close();
