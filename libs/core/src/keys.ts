@@ -32,6 +32,14 @@ export function namespaceManifestKey(ns: string): string {
   return `${namespacePrefix(ns)}manifest.json`;
 }
 
+/**
+ * The namespace's tombstones (series deleted over a time range, honoured by every query until
+ * removed): one small JSON document, changed by compare-and-swap. A sibling of its folders.
+ */
+export function tombstonesKey(ns: string): string {
+  return `${namespacePrefix(ns)}tombstones.json`;
+}
+
 /** `v1/<ns>/<folder>/`: every object of one kind in a namespace. */
 export function folderPrefix(ns: string, folder: KeyFolder): string {
   return `${namespacePrefix(ns)}${folder}/`;

@@ -19,3 +19,4 @@ export { Admission, type AdmissionOptions } from './namespaces/admission.js';
 export { addCounts } from './counts.js';
 export { Retention, type RetentionOptions, type RetentionStats } from './retention/retention.js';
 export { isExpired, planDay, retentionOf, type RetainedKind } from './retention/plan.js';
+export { TombstoneStore, withoutDeleted, type Tombstone, type TombstoneSource } from './deletes/tombstones.js';

@@ -10,6 +10,8 @@ import { mergeWindows, RawReader } from './raw-reader.js';
 import type { Readers } from './readers.js';
 import { RollupReader } from './rollup-reader.js';
 import { listSeries } from './series-list.js';
+import { deletedOf } from './deleted.js';
+import { withoutDeleted } from '../deletes/tombstones.js';
 import type { AggregateSpec, QueryCounters, QueryEngineOptions, QuerySpec, SeriesResult } from './types.js';
 
 export type { AggregateSpec, QueryCounters, QueryEngineOptions, QuerySpec, SeriesResult } from './types.js';
@@ -46,6 +48,7 @@ export class QueryEngine {
       raw,
       rollups: new RollupReader(raw, options.concurrency),
       concurrency: options.concurrency,
+      tombstones: options.tombstones,
     };
   }
 
@@ -100,9 +103,10 @@ export class QueryEngine {
     const scan = await hot.scan(ref, spec.metric, spec.from, spec.to);
     const entries = await planner.segmentEntries(ref, spec, scan.generation);
     const bySeries = await raw.sources(spec, entries, scan.logs);
+    const dead = await deletedOf(this.readers, ref.ns, spec.metric);
     const out: SeriesResult[] = [];
     for (const [id, { key, windows }] of bySeries) {
-      let data = mergeWindows(windows, spec, spec.fields);
+      let data = withoutDeleted(mergeWindows(windows, spec, spec.fields), key, dead);
       if (spec.maxPoints !== undefined) data = reduceToPixels(data, spec.from, spec.to, spec.maxPoints);
       if (data.ts.length > 0) out.push({ id, metric: key.metric, tags: key.tags, ...data });
     }

@@ -1,22 +1,25 @@
 import { canonicalSeries, tagsMatch, type SeriesKey, type Tags } from '@s4/core';
 import { mapLimit } from '../concurrency.js';
 import type { Readers } from './readers.js';
+import { deletedOf } from './deleted.js';
+import { coversRange } from '../deletes/tombstones.js';
 
 /** Series (metric + tags) with data in [from, to), from hot data and segment footers. */
 export async function listSeries(
-  { hot, planner, raw, concurrency }: Readers,
+  { hot, planner, raw, concurrency, tombstones }: Readers,
   selector: { metric: string | undefined; tags: Tags; from: number; to: number },
 ): Promise<SeriesKey[]> {
   const { metric, tags, from, to } = selector;
   const found = new Map<string, SeriesKey>();
   await mapLimit(planner.shards(metric), concurrency, async (ref) => {
     const generation = await hot.generation(ref);
-    for (const k of await hot.seriesIn(ref, metric, from, to)) if (tagsMatch(k.tags, tags)) found.set(canonicalSeries(k), k);
+    const dead = await deletedOf({ tombstones }, ref.ns, metric);
+    for (const k of await hot.seriesIn(ref, metric, from, to)) if (tagsMatch(k.tags, tags) && !coversRange(k, dead, from, to)) found.set(canonicalSeries(k), k);
     const entries = await planner.entries(ref, from, to, generation, metric);
     await mapLimit(entries, 4, async (e) => {
       const footer = await raw.footer(e);
       for (const s of footer.series)
-        if ((metric === undefined || s.metric === metric) && tagsMatch(s.tags, tags) && s.maxTs >= from && s.minTs < to)
+        if ((metric === undefined || s.metric === metric) && tagsMatch(s.tags, tags) && s.maxTs >= from && s.minTs < to && !coversRange(s, dead, from, to))
           found.set(canonicalSeries(s), { metric: s.metric, tags: s.tags });
     });
   });

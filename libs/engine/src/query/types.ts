@@ -1,4 +1,5 @@
 import type { SeriesColumns, SeriesKey, Tags } from '@s4/core';
+import type { TombstoneSource } from '../deletes/tombstones.js';
 import type { Agg } from '../rollup/buckets.js';
 
 export interface QuerySpec {
@@ -36,6 +37,8 @@ export interface QueryEngineOptions {
   /** With several namespaces: the namespace of a metric, and every namespace (series listing); else `ns`, `shards`. */
   readonly route?: (metric: string) => { readonly ns: string; readonly shards: number };
   readonly namespaces?: () => readonly { readonly ns: string; readonly shards: number }[];
+  /** Deleted series and ranges, hidden from every answer (libs/engine deletes). */
+  readonly tombstones?: TombstoneSource;
 }
 
 /** Counters a /metrics endpoint can show. */

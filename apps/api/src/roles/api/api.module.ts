@@ -10,8 +10,9 @@ import type { ApiRoot } from './api.root.js';
 import { Ingest } from './ingest.js';
 import { PROTOCOL_CONTROLLERS, PROTOCOL_PROVIDERS } from './protocols/index.js';
 import { QueryController } from './query.controller.js';
+import { DeletesController } from './deletes.controller.js';
 import { NamespacesController } from './namespaces.controller.js';
-import { ADMISSION, CARDINALITY, HEALTH_READER, POLICIES, QUERY_ENGINE, WORKER_PASSES, WRITER } from './tokens.js';
+import { ADMISSION, CARDINALITY, HEALTH_READER, POLICIES, QUERY_ENGINE, TOMBSTONES, WORKER_PASSES, WRITER } from './tokens.js';
 import { WriteController } from './write.controller.js';
 
 export interface ApiModuleDeps {
@@ -29,7 +30,7 @@ export class ApiModule {
   static forRoot(deps: ApiModuleDeps): DynamicModule {
     return {
       module: ApiModule,
-      controllers: [WriteController, QueryController, AdminController, NamespacesController, ...PROTOCOL_CONTROLLERS],
+      controllers: [WriteController, QueryController, AdminController, NamespacesController, DeletesController, ...PROTOCOL_CONTROLLERS],
       providers: [
         Ingest,
         ...PROTOCOL_PROVIDERS,
@@ -44,6 +45,7 @@ export class ApiModule {
         { provide: ADMISSION, useValue: deps.api.admission },
         { provide: POLICIES, useValue: deps.api.policies },
         { provide: CARDINALITY, useValue: deps.api.cardinality },
+        { provide: TOMBSTONES, useValue: deps.api.tombstones },
       ],
     };
   }

@@ -1,6 +1,6 @@
 import type { CardinalityStore, Clock, HotTier, IngestLog, ObjectStore } from '@s4/core';
 import type { Config } from '@s4/config';
-import { Admission, CatalogStore, HealthReader, QueryEngine, Writer } from '@s4/engine';
+import { Admission, CatalogStore, HealthReader, QueryEngine, TombstoneStore, Writer } from '@s4/engine';
 import type { Metrics } from '../../metrics.js';
 import type { PolicyWatcher } from '../../namespaces/policy-watcher.js';
 
@@ -13,6 +13,7 @@ export interface ApiRoot {
   readonly admission: Admission;
   readonly policies: PolicyWatcher;
   readonly cardinality: CardinalityStore;
+  readonly tombstones: TombstoneStore;
 }
 
 /**
@@ -37,13 +38,14 @@ export function createApiRoot(
     return { ns: p.name, shards: p.shards, maxRecordBytes: p.limits.maxRecordBytes };
   };
   const namespaces = () => policies.current().all.map((p) => ({ ns: p.name, shards: p.shards }));
+  const tombstones = new TombstoneStore(objects);
   // With an ingest log (S4_INGEST=kafka) every write endpoint's Writer produces to it instead of the hot tier.
   const writer = new Writer(hot, { ns, shards: config.shards, maxRecordBytes: config.limits.maxRecordBytes, route }, ingestLog);
   const query = new QueryEngine(
     hot,
     objects,
     new CatalogStore(objects),
-    { ns, shards: config.shards, concurrency: config.query.concurrency, cacheBytes: config.query.cacheBytes, route, namespaces },
+    { ns, shards: config.shards, concurrency: config.query.concurrency, cacheBytes: config.query.cacheBytes, route, namespaces, tombstones },
     new CatalogStore(objects, 'rollup'),
     clock,
   );
@@ -51,5 +53,5 @@ export function createApiRoot(
   // Its own catalog caches: the health page must not evict what queries keep warm.
   const health = new HealthReader(hot, new CatalogStore(objects), new CatalogStore(objects, 'rollup'), { ns, shards: config.shards, clock, lookbackMs: config.rollup.lookbackMs });
   const admission = new Admission(cardinality, () => policies.current(), { onRefused: (n, limit) => metrics.seriesRefused.inc({ namespace: n, limit }) });
-  return { writer, query, health, admission, policies, cardinality };
+  return { writer, query, health, admission, policies, cardinality, tombstones };
 }

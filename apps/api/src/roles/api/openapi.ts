@@ -208,3 +208,16 @@ export const CARDINALITY_SCHEMA = {
     },
   },
 };
+
+export const TOMBSTONE_SCHEMA = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    namespace: { type: 'string' },
+    metric: { type: 'string' },
+    tags: { type: 'object', additionalProperties: { type: 'string' } },
+    from: { type: 'integer', description: 'inclusive, ms' },
+    to: { type: 'integer', description: 'exclusive, ms' },
+    createdAt: { type: 'integer' },
+  },
+};

@@ -9,5 +9,7 @@ export const HEALTH_READER = Symbol('S4_HEALTH_READER');
 export const ADMISSION = Symbol('S4_ADMISSION');
 /** The namespace policies in force (namespaces/policy-watcher.ts). */
 export const POLICIES = Symbol('S4_POLICIES');
+/** Deleted series (libs/engine deletes). */
+export const TOMBSTONES = Symbol('S4_TOMBSTONES');
 /** Series and sample counters per namespace and metric. */
 export const CARDINALITY = Symbol('S4_CARDINALITY');

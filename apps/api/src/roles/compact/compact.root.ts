@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
 import type { Clock, HotTier } from '@s4/core';
 import type { Config } from '@s4/config';
-import { CatalogStore, Compactor, Retention, addCounts, type CompactStats, type RetentionStats } from '@s4/engine';
+import { CatalogStore, Compactor, Retention, TombstoneStore, addCounts, type CompactStats, type RetentionStats } from '@s4/engine';
 import { PerNamespace, threadPolicies } from '../../namespaces/per-namespace.js';
 import { openObjectStore } from '../../stores.js';
 
@@ -19,6 +19,7 @@ export async function createCompactRoot(config: Config, hot: HotTier, clock: Clo
   const catalogs = new CatalogStore(objects);
   const policies = await threadPolicies(config);
   const c = config.compact;
+  const tombstones = new TombstoneStore(objects);
   // The compactor leases as `<owner>/compact`, so a flush and a fold of one shard exclude each other.
   const owner = `${hostname()}-${process.pid}-t${threadId}-${randomUUID().slice(0, 8)}`;
   const compactors = new PerNamespace(
@@ -34,6 +35,7 @@ export async function createCompactRoot(config: Config, hot: HotTier, clock: Clo
         deleteGraceMs: c.deleteGraceMs,
         lookbackMs: c.lookbackMs,
         concurrency: c.concurrency,
+        tombstones,
       }),
   );
   const rollupCatalogs = new CatalogStore(objects, 'rollup');
