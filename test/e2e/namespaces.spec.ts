@@ -5,7 +5,8 @@ import { expectOk, post, queryAll } from '../support/client.js';
 import { MODES, modeEnv } from '../support/modes.js';
 import { ExpectedStore } from '../support/model.js';
 import { S4Process } from '../support/s4-process.js';
-import { tempDir, uniqueNamespace } from '../support/servers.js';
+import { FilesystemObjectStore, S3ObjectStore } from '@s4/storage';
+import { s3Env, tempDir, uniqueNamespace } from '../support/servers.js';
 
 const MIN = 60_000;
 
@@ -113,6 +114,8 @@ describe.each(MODES)('namespaces in the server, %s', (mode) => {
     expect(card.tags).toEqual([{ key: 'host', values: 600, top: [{ value: 'h0', series: 1 }, { value: 'h1', series: 1 }] }]);
 
     // Queries and series listing find each namespace's data, hot and flushed.
+    // Two hours back (within infra's backfill window): a closed window the flush turns into parts.
+    await expectOk(await post(`${url}/v1/write`, { samples: samplesOf('cpu.load', 0, 50, now - 2 * 3_600_000) }));
     await expectOk(await post(`${url}/v1/admin/flush`, {}));
     const edge = await queryAll(url, { metric: 'cpu.load.edge', from: String(now - MIN), to: String(now + MIN) }, 'json');
     expect(edge.size).toBe(5);
@@ -121,6 +124,35 @@ describe.each(MODES)('namespaces in the server, %s', (mode) => {
     expect([...load.values()].every((s) => s.ts.length === 2)).toBe(true);
     const listed = (await (await expectOk(await fetch(`${url}/v1/series?from=${now - MIN}&to=${now + MIN}`))).json()) as { series: unknown[] };
     expect(listed.series.length).toBe(1000 + 5 + 7);
+
+    // Cost report: the namespace's objects as a LIST sees them, the requests that made them, list-price dollars.
+    const store =
+      mode === 'embedded'
+        ? new FilesystemObjectStore(`${env.S4_DATA_DIR}/objects`)
+        : new S3ObjectStore({ bucket: env.S4_S3_BUCKET!, prefix: '', region: s3Env().region, endpoint: s3Env().endpoint, forcePathStyle: true, maxSockets: 4 });
+    let bytes = 0;
+    let count = 0;
+    let parts = 0;
+    for await (const o of store.list(`v1/${INFRA}/`)) {
+      bytes += o.size;
+      count++;
+      if (o.key.endsWith('.s4seg')) parts++;
+    }
+    await store.close();
+    const usage = (await (await expectOk(await fetch(`${url}/v1/admin/usage?namespace=${INFRA}`))).json()) as {
+      prices: { storageGbMonth: number; putPer1000: number; getPer1000: number };
+      namespaces: { namespace: string; objects: { bytes: number; count: number }; requestsLastDay: { put: number; get: number }; dollars: { storagePerMonth: number; requestsLastDay: number } }[];
+    };
+    expect(usage.prices).toEqual({ storageGbMonth: 0.023, putPer1000: 0.005, getPer1000: 0.0004 });
+    const u = usage.namespaces[0]!;
+    expect(u.objects).toMatchObject({ bytes, count });
+    expect(parts).toBeGreaterThan(0);
+    // Every part and catalog was PUT (and the manifest, day lists): at least one PUT per object; queries read with GETs.
+    expect(u.requestsLastDay.put).toBeGreaterThanOrEqual(count);
+    expect(u.requestsLastDay.get).toBeGreaterThan(0);
+    expect(u.dollars.storagePerMonth).toBeCloseTo((bytes / 2 ** 30) * 0.023, 6);
+    expect(u.dollars.requestsLastDay).toBeCloseTo((u.requestsLastDay.put / 1000) * 0.005 + (u.requestsLastDay.get / 1000) * 0.0004, 6);
+    expect((await fetch(`${url}/v1/admin/usage?namespace=nope`)).status).toBe(404);
 
     // A bad edit is refused with a log line naming the problem; the policies in force stay.
     writePolicy(file, policy(1000, { namespaces: [{ name: INFRA, prefixes: ['cpu.'], rawRetention: 'a month' }] }));

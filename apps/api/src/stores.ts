@@ -1,6 +1,7 @@
 import { MANIFEST_KEY, PreconditionFailedError, namespaceManifestKey, type Clock, type HotTier, type NamespaceSet, type ObjectStore } from '@s4/core';
 import type { Config } from '@s4/config';
 import { EmbeddedHotTier, FilesystemObjectStore, KafkaIngestLog, RedisHotTier, S3ObjectStore } from '@s4/storage';
+import { CountingObjectStore, RequestCounts } from '@s4/engine';
 
 /**
  * The two stores, opened from the config. Every composition root uses these: the main thread
@@ -22,9 +23,15 @@ export async function openHotTier(config: Config, clock: Clock): Promise<HotTier
   return EmbeddedHotTier.open({ dir: config.hot.dir, fsync: config.hot.fsync, now: () => clock.now() });
 }
 
-/** An object-store client; any number of threads may open one on the same bucket or directory. */
+/**
+ * Object-store requests of this thread per namespace, for the cost report: worker threads send
+ * theirs to the main thread after each pass, the main thread adds them to the shared counters.
+ */
+export const REQUESTS = new RequestCounts();
+
+/** An object-store client (counting its requests in REQUESTS); any number of threads may open one on the same bucket or directory. */
 export function openObjectStore(config: Config): ObjectStore {
-  return config.objects.kind === 's3' ? new S3ObjectStore(config.objects) : new FilesystemObjectStore(config.objects.dir);
+  return new CountingObjectStore(config.objects.kind === 's3' ? new S3ObjectStore(config.objects) : new FilesystemObjectStore(config.objects.dir), REQUESTS);
 }
 
 /** The ingest log (S4_INGEST=kafka), or null for direct ingest. Connects on first use. */
@@ -35,7 +42,8 @@ export function openIngestLog(config: Config, log?: (level: 'warn' | 'error', me
 
 /** Once per process, before anything reads or writes: the bucket exists (custom endpoints) and the manifest agrees. */
 export async function prepareObjectStore(objects: ObjectStore, config: Config): Promise<void> {
-  if (objects instanceof S3ObjectStore && config.objects.kind === 's3' && config.objects.endpoint) await objects.ensureBucket();
+  const base = objects instanceof CountingObjectStore ? objects.inner : objects;
+  if (base instanceof S3ObjectStore && config.objects.kind === 's3' && config.objects.endpoint) await base.ensureBucket();
   await checkManifest(objects, config);
 }
 

@@ -43,6 +43,10 @@ export interface CardinalityStore {
   addSamples(ns: string, counts: ReadonlyMap<string, number>, now: number): Promise<void>;
   /** Per metric of the namespace with any active series or samples in the last day. */
   usage(ns: string, activeMs: number, now: number): Promise<MetricUsage[]>;
+  /** Add object-store requests of the namespace made at `now` (PUT-priced and GET-priced). */
+  addRequests(ns: string, put: number, get: number, now: number): Promise<void>;
+  /** Requests of the namespace in the last 24 hours (whole hours, the current one included). */
+  requests(ns: string, now: number): Promise<{ put: number; get: number }>;
 }
 
 export const MINUTE_MS = 60_000;

@@ -20,3 +20,4 @@ export { addCounts } from './counts.js';
 export { Retention, type RetentionOptions, type RetentionStats } from './retention/retention.js';
 export { isExpired, planDay, retentionOf, type RetainedKind } from './retention/plan.js';
 export { TombstoneStore, withoutDeleted, type Tombstone, type TombstoneSource } from './deletes/tombstones.js';
+export { CountingObjectStore, RequestCounts, namespaceOfKey, type RequestCount } from './namespaces/usage.js';

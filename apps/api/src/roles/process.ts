@@ -6,7 +6,7 @@ import { MemoryCardinalityStore, RedisHotTier } from '@s4/storage';
 import { PeriodicWorker } from '@s4/engine';
 import { Metrics } from '../metrics.js';
 import { PolicyWatcher } from '../namespaces/policy-watcher.js';
-import { checkNamespaceManifests, openHotTier, openIngestLog, openObjectStore, prepareObjectStore } from '../stores.js';
+import { REQUESTS, checkNamespaceManifests, openHotTier, openIngestLog, openObjectStore, prepareObjectStore } from '../stores.js';
 import { createApiRoot, type ApiRoot } from './api/api.root.js';
 import { IngestRoot } from './ingest/ingest.root.js';
 import { IngestLagMonitor } from './ingest/lag.js';
@@ -93,17 +93,19 @@ export async function startRoles(config: Config, clock: Clock = systemClock): Pr
     // Series counters live beside the hot tier: shared by every API process on one Redis.
     const cardinality = hot instanceof RedisHotTier ? hot.cardinality() : new MemoryCardinalityStore();
     const api = serving ? createApiRoot(config, hot, objects, metrics, clock, watcher, cardinality, ingestLog) : null;
-    if (api) {
-      const admission = api.admission;
-      flushCounts = () => admission.flushCounts(clock.now());
-      counting = new PeriodicWorker(1_000, flushCounts, (e) => log.warn(`sample counts not saved (retried in 1 s): ${(e as Error).message}`));
-      counting.start();
-    }
+    // Once a second: samples admitted (API) and object-store requests (every thread) join the shared counters.
+    flushCounts = async () => {
+      const now = clock.now();
+      await api?.admission.flushCounts(now);
+      await Promise.all(REQUESTS.take().map(([ns, r]) => cardinality.addRequests(ns, r.put, r.get, now)));
+    };
+    counting = new PeriodicWorker(1_000, flushCounts, (e) => log.warn(`usage counts not saved (retried in 1 s): ${(e as Error).message}`));
+    counting.start();
     if (ingestLog && lag && (config.role === 'all' || config.role === 'ingest')) {
       ingest = new IngestRoot(config, hot, ingestLog, lag, metrics);
       ingest.start();
     }
-    const observer = metricsObserver(metrics);
+    const observer = { ...metricsObserver(metrics), usage: (requests: [string, { put: number; get: number }][]) => REQUESTS.addAll(requests) };
     const thread = (role: WorkerRole, periodic: boolean) =>
       new RoleThread({ role, config, hot: config.hot.kind === 'embedded' ? hot : null, periodic, observer });
     for (const role of THREADED[config.role]) threads.set(role, thread(role, true));

@@ -10,6 +10,8 @@ interface Namespace {
   /** Minute and hour → metric → samples. */
   readonly minutes: Map<number, Map<string, number>>;
   readonly hours: Map<number, Map<string, number>>;
+  /** Hour → object-store requests. */
+  readonly requests: Map<number, { put: number; get: number }>;
 }
 
 /**
@@ -22,7 +24,7 @@ export class MemoryCardinalityStore implements CardinalityStore {
 
   private ns(name: string): Namespace {
     let n = this.namespaces.get(name);
-    if (!n) this.namespaces.set(name, (n = { series: new Map(), fresh: new Map(), minutes: new Map(), hours: new Map() }));
+    if (!n) this.namespaces.set(name, (n = { series: new Map(), fresh: new Map(), minutes: new Map(), hours: new Map(), requests: new Map() }));
     return n;
   }
 
@@ -57,6 +59,26 @@ export class MemoryCardinalityStore implements CardinalityStore {
     add(n.minutes, Math.floor(now / MINUTE_MS), 60);
     add(n.hours, Math.floor(now / HOUR_MS), 24);
     return Promise.resolve();
+  }
+
+  addRequests(name: string, put: number, get: number, now: number): Promise<void> {
+    const n = this.ns(name);
+    const hour = Math.floor(now / HOUR_MS);
+    const r = n.requests.get(hour) ?? { put: 0, get: 0 };
+    n.requests.set(hour, { put: r.put + put, get: r.get + get });
+    for (const h of n.requests.keys()) if (h <= hour - 24) n.requests.delete(h);
+    return Promise.resolve();
+  }
+
+  requests(name: string, now: number): Promise<{ put: number; get: number }> {
+    const hour = Math.floor(now / HOUR_MS);
+    const out = { put: 0, get: 0 };
+    for (const [h, r] of this.ns(name).requests)
+      if (h > hour - 24 && h <= hour) {
+        out.put += r.put;
+        out.get += r.get;
+      }
+    return Promise.resolve(out);
   }
 
   usage(name: string, activeMs: number, now: number): Promise<MetricUsage[]> {

@@ -12,6 +12,7 @@ const HOUR_MS = 3_600_000;
  *   P..'new:'..minute      INT   series first seen in that minute (expires after 2 min)
  *   P..'sm:'..minute       HASH  metric -> samples written in that minute (expires after 2 h)
  *   P..'sh:'..hour         HASH  metric -> samples written in that hour (expires after 25 h)
+ *   P..'rq:'..hour         HASH  put, get -> object-store requests in that hour (expires after 25 h)
  *
  * ADMIT: ARGV now, activeMs, maxActive (-1: none), maxNew (-1: none), n, then n × (metric, id).
  * Returns {'', fresh} when every series is recorded, else {limit, metric, max} and records none.
@@ -95,6 +96,20 @@ export class RedisCardinalityStore implements CardinalityStore {
       m.pexpire(hour, 25 * HOUR_MS);
       await m.exec();
     });
+  }
+
+  async addRequests(ns: string, put: number, get: number, now: number): Promise<void> {
+    const key = `${cardinalityPrefix(ns)}rq:${Math.floor(now / HOUR_MS)}`;
+    await this.run('counting requests', async () => {
+      await this.redis.multi().hincrby(key, 'put', put).hincrby(key, 'get', get).pexpire(key, 25 * HOUR_MS).exec();
+    });
+  }
+
+  async requests(ns: string, now: number): Promise<{ put: number; get: number }> {
+    const p = cardinalityPrefix(ns);
+    const hour = Math.floor(now / HOUR_MS);
+    const hours = await this.run('reading request counts', () => Promise.all(Array.from({ length: 24 }, (_, i) => this.redis.hgetall(`${p}rq:${hour - i}`))));
+    return hours.reduce((t, h) => ({ put: t.put + Number(h.put ?? 0), get: t.get + Number(h.get ?? 0) }), { put: 0, get: 0 });
   }
 
   async usage(ns: string, activeMs: number, now: number): Promise<MetricUsage[]> {

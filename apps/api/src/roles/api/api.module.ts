@@ -12,7 +12,7 @@ import { PROTOCOL_CONTROLLERS, PROTOCOL_PROVIDERS } from './protocols/index.js';
 import { QueryController } from './query.controller.js';
 import { DeletesController } from './deletes.controller.js';
 import { NamespacesController } from './namespaces.controller.js';
-import { ADMISSION, CARDINALITY, HEALTH_READER, POLICIES, QUERY_ENGINE, TOMBSTONES, WORKER_PASSES, WRITER } from './tokens.js';
+import { ADMISSION, CARDINALITY, HEALTH_READER, OBJECTS, POLICIES, QUERY_ENGINE, TOMBSTONES, WORKER_PASSES, WRITER } from './tokens.js';
 import { WriteController } from './write.controller.js';
 
 export interface ApiModuleDeps {
@@ -46,6 +46,7 @@ export class ApiModule {
         { provide: POLICIES, useValue: deps.api.policies },
         { provide: CARDINALITY, useValue: deps.api.cardinality },
         { provide: TOMBSTONES, useValue: deps.api.tombstones },
+        { provide: OBJECTS, useValue: deps.api.objects },
       ],
     };
   }

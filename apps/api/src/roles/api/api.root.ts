@@ -14,6 +14,8 @@ export interface ApiRoot {
   readonly policies: PolicyWatcher;
   readonly cardinality: CardinalityStore;
   readonly tombstones: TombstoneStore;
+  /** The process's object store (the cost report LISTs a namespace's objects). */
+  readonly objects: ObjectStore;
 }
 
 /**
@@ -53,5 +55,5 @@ export function createApiRoot(
   // Its own catalog caches: the health page must not evict what queries keep warm.
   const health = new HealthReader(hot, new CatalogStore(objects), new CatalogStore(objects, 'rollup'), { ns, shards: config.shards, clock, lookbackMs: config.rollup.lookbackMs });
   const admission = new Admission(cardinality, () => policies.current(), { onRefused: (n, limit) => metrics.seriesRefused.inc({ namespace: n, limit }) });
-  return { writer, query, health, admission, policies, cardinality, tombstones };
+  return { writer, query, health, admission, policies, cardinality, tombstones, objects };
 }

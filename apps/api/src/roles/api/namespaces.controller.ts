@@ -1,13 +1,14 @@
 import { Controller, Get, Inject, Query } from '@nestjs/common';
 import { ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { ACTIVE_SERIES_MS, DAY_MS, S4Error, own, type CardinalityStore, type Clock, type MetricUsage } from '@s4/core';
+import { ACTIVE_SERIES_MS, DAY_MS, KEY_FOLDERS, S4Error, namespacePrefix, own, type CardinalityStore, type Clock, type MetricUsage, type ObjectStore } from '@s4/core';
 import type { Admission, QueryEngine } from '@s4/engine';
 import { z } from 'zod';
 import { CLOCK } from '../../http/tokens.js';
 import type { PolicyWatcher } from '../../namespaces/policy-watcher.js';
-import { CARDINALITY_SCHEMA, ERROR_SCHEMA, NAMESPACES_SCHEMA, TOP_SCHEMA } from './openapi.js';
+import { CARDINALITY_SCHEMA, ERROR_SCHEMA, NAMESPACES_SCHEMA, TOP_SCHEMA, USAGE_SCHEMA } from './openapi.js';
 import { parseOrThrow, tagPair, tagsFromParams, time } from './query.schema.js';
-import { ADMISSION, CARDINALITY, POLICIES, QUERY_ENGINE } from './tokens.js';
+import { ADMISSION, CARDINALITY, OBJECTS, POLICIES, QUERY_ENGINE } from './tokens.js';
+import { REQUESTS } from '../../stores.js';
 
 const topParams = z.strictObject({
   by: z.enum(['series', 'samples']).default('series'),
@@ -23,6 +24,35 @@ const cardinalityParams = z.strictObject({
   limit: z.coerce.number().int().min(1).max(1_000).default(10),
 });
 
+const usageParams = z.strictObject({ namespace: z.string().min(1).optional() });
+
+const round = (dollars: number) => Math.round(dollars * 1e6) / 1e6;
+
+/** Bytes and count of a namespace's objects, by folder (a LIST: admin only, never on the query path). */
+async function objectsOf(objects: ObjectStore, ns: string): Promise<{ bytes: number; count: number; byFolder: Record<string, { bytes: number; count: number }> }> {
+  const prefix = namespacePrefix(ns);
+  const folders = new Set<string>(Object.values(KEY_FOLDERS));
+  const byFolder = new Map<string, { bytes: number; count: number }>();
+  let bytes = 0;
+  let count = 0;
+  for await (const o of objects.list(prefix)) {
+    const first = o.key.slice(prefix.length).split('/')[0]!;
+    const folder = folders.has(first) ? first : 'other';
+    const f = byFolder.get(folder) ?? { bytes: 0, count: 0 };
+    f.bytes += o.size;
+    f.count++;
+    byFolder.set(folder, f);
+    bytes += o.size;
+    count++;
+  }
+  return { bytes, count, byFolder: Object.fromEntries([...byFolder].sort(([a], [b]) => (a < b ? -1 : 1))) };
+}
+
+/** This process's requests not yet in the shared counters (the LIST just made included). */
+async function flushRequests(store: CardinalityStore, now: number): Promise<void> {
+  await Promise.all(REQUESTS.take().map(([ns, r]) => store.addRequests(ns, r.put, r.get, now)));
+}
+
 export interface TopRow extends MetricUsage {
   readonly namespace: string;
 }
@@ -37,7 +67,41 @@ export class NamespacesController {
     @Inject(ADMISSION) private readonly admission: Admission,
     @Inject(QUERY_ENGINE) private readonly query: QueryEngine,
     @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(OBJECTS) private readonly objects: ObjectStore,
   ) {}
+
+  @Get('admin/usage')
+  @ApiOperation({
+    summary: "What a namespace costs: its objects' bytes and count (a LIST now), its PUT- and GET-priced requests over the last day, and the list-price dollars they imply (prices from the policy file, default S3 Standard)",
+  })
+  @ApiQuery({ name: 'namespace', required: false, description: 'one namespace (default: all)' })
+  @ApiResponse({ status: 200, schema: USAGE_SCHEMA })
+  @ApiResponse({ status: 404, schema: ERROR_SCHEMA })
+  async usage(@Query() params: unknown): Promise<unknown> {
+    const { namespace } = parseOrThrow(usageParams, params, 'query');
+    const set = this.policies.current();
+    if (namespace !== undefined && !set.get(namespace)) throw new UnknownNamespace(namespace);
+    const names = namespace === undefined ? set.all.map((n) => n.name) : [namespace];
+    const prices = set.policies.prices;
+    const now = this.clock.now();
+    // This process's counts of the last second join the shared ones first.
+    await this.admission.flushCounts(now);
+    const out = [];
+    for (const ns of names) {
+      const objects = await objectsOf(this.objects, ns);
+      await flushRequests(this.cardinality, now);
+      const requests = await this.cardinality.requests(ns, now);
+      const storageMonth = (objects.bytes / 2 ** 30) * prices.storageGbMonth;
+      const requestsDay = (requests.put / 1000) * prices.putPer1000 + (requests.get / 1000) * prices.getPer1000;
+      out.push({
+        namespace: ns,
+        objects,
+        requestsLastDay: requests,
+        dollars: { storagePerMonth: round(storageMonth), requestsLastDay: round(requestsDay), perMonthAtThisRate: round(storageMonth + 30 * requestsDay) },
+      });
+    }
+    return { prices, namespaces: out };
+  }
 
   @Get('namespaces')
   @ApiOperation({ summary: 'The namespace policies in force (S4_NAMESPACES_FILE, reloaded when it changes); durations in ms, null: forever/unlimited' })

@@ -221,3 +221,24 @@ export const TOMBSTONE_SCHEMA = {
     createdAt: { type: 'integer' },
   },
 };
+
+const sizeCount = { type: 'object', properties: { bytes: { type: 'integer' }, count: { type: 'integer' } } };
+
+export const USAGE_SCHEMA = {
+  type: 'object',
+  properties: {
+    prices: { type: 'object', properties: { storageGbMonth: { type: 'number' }, putPer1000: { type: 'number' }, getPer1000: { type: 'number' } } },
+    namespaces: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          namespace: { type: 'string' },
+          objects: { type: 'object', properties: { bytes: { type: 'integer' }, count: { type: 'integer' }, byFolder: { type: 'object', additionalProperties: sizeCount } } },
+          requestsLastDay: { type: 'object', properties: { put: { type: 'integer', description: 'PUT, COPY, POST, LIST' }, get: { type: 'integer', description: 'GET, HEAD' } } },
+          dollars: { type: 'object', properties: { storagePerMonth: { type: 'number' }, requestsLastDay: { type: 'number' }, perMonthAtThisRate: { type: 'number' } } },
+        },
+      },
+    },
+  },
+};

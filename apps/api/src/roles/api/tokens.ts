@@ -9,6 +9,8 @@ export const HEALTH_READER = Symbol('S4_HEALTH_READER');
 export const ADMISSION = Symbol('S4_ADMISSION');
 /** The namespace policies in force (namespaces/policy-watcher.ts). */
 export const POLICIES = Symbol('S4_POLICIES');
+/** The process's object store (cost report). */
+export const OBJECTS = Symbol('S4_API_OBJECTS');
 /** Deleted series (libs/engine deletes). */
 export const TOMBSTONES = Symbol('S4_TOMBSTONES');
 /** Series and sample counters per namespace and metric. */
