@@ -1,7 +1,7 @@
 import { canonicalSeries, nameMap, type SeriesColumns } from '@s4/core';
 import { mapLimit } from '../concurrency.js';
 import { mergeWindows } from './raw-reader.js';
-import { deletedOf } from './deleted.js';
+import { deletedFor } from './deleted.js';
 import { withoutDeleted } from '../deletes/tombstones.js';
 import type { Readers } from './readers.js';
 import type { QuerySpec, SeriesResult } from './types.js';
@@ -11,10 +11,11 @@ import type { QuerySpec, SeriesResult } from './types.js';
  * a series found in a newer window is not read again in older ones.
  */
 export async function latest({ hot, planner, raw, concurrency, tombstones }: Readers, spec: QuerySpec): Promise<SeriesResult[]> {
+  const deleted = deletedFor({ tombstones }, spec.metric);
   const perShard = await mapLimit(planner.shards(spec.metric), Math.max(1, Math.ceil(concurrency / 4)), async (ref) => {
     const scan = await hot.scan(ref, spec.metric, spec.from, spec.to);
     const entries = await planner.segmentEntries(ref, spec, scan.generation);
-    const dead = await deletedOf({ tombstones }, ref.ns, spec.metric);
+    const dead = await deleted(ref.ns);
     const windows = [...new Set([...entries.map((e) => e.window), ...scan.logs.map((l) => l.window)])].sort((a, b) => b - a);
     const found = new Map<string, SeriesResult>();
     for (const w of windows) {

@@ -10,8 +10,8 @@ import { mergeWindows, RawReader } from './raw-reader.js';
 import type { Readers } from './readers.js';
 import { RollupReader } from './rollup-reader.js';
 import { listSeries } from './series-list.js';
-import { deletedOf } from './deleted.js';
-import { withoutDeleted } from '../deletes/tombstones.js';
+import { deletedFor } from './deleted.js';
+import { withoutDeleted, type Tombstone } from '../deletes/tombstones.js';
 import type { AggregateSpec, QueryCounters, QueryEngineOptions, QuerySpec, SeriesResult } from './types.js';
 
 export type { AggregateSpec, QueryCounters, QueryEngineOptions, QuerySpec, SeriesResult } from './types.js';
@@ -55,13 +55,14 @@ export class QueryEngine {
   /** Matching series, one at a time, shard by shard, each sorted and de-duplicated. */
   async *query(spec: QuerySpec): AsyncIterable<SeriesResult> {
     const shards = this.readers.planner.shards(spec.metric);
+    const deleted = deletedFor(this.readers, spec.metric);
     // Shards are read ahead with bounded concurrency but yielded in order, so memory stays
     // bounded by the shards in flight rather than by the whole result.
     const width = Math.max(1, Math.min(shards.length, Math.ceil(this.options.concurrency / 4)));
     const pending = new Map<number, Promise<SeriesResult[]>>();
     const start = (i: number) => {
       if (i >= shards.length) return;
-      const read = this.queryShard(shards[i]!, spec);
+      const read = this.queryShard(shards[i]!, spec, deleted);
       // Reads started ahead are abandoned when an earlier one fails or the consumer stops early;
       // their failures are already answered by the first one and must not surface as unhandled.
       read.catch(() => undefined);
@@ -98,12 +99,12 @@ export class QueryEngine {
     return aggregate(this.readers, spec);
   }
 
-  private async queryShard(ref: ShardRef, spec: QuerySpec): Promise<SeriesResult[]> {
+  private async queryShard(ref: ShardRef, spec: QuerySpec, deleted: (ns: string) => Promise<readonly Tombstone[]>): Promise<SeriesResult[]> {
     const { hot, planner, raw } = this.readers;
     const scan = await hot.scan(ref, spec.metric, spec.from, spec.to);
     const entries = await planner.segmentEntries(ref, spec, scan.generation);
     const bySeries = await raw.sources(spec, entries, scan.logs);
-    const dead = await deletedOf(this.readers, ref.ns, spec.metric);
+    const dead = await deleted(ref.ns);
     const out: SeriesResult[] = [];
     for (const [id, { key, windows }] of bySeries) {
       let data = withoutDeleted(mergeWindows(windows, spec, spec.fields), key, dead);

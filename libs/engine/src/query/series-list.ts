@@ -1,7 +1,7 @@
 import { canonicalSeries, tagsMatch, type SeriesKey, type Tags } from '@s4/core';
 import { mapLimit } from '../concurrency.js';
 import type { Readers } from './readers.js';
-import { deletedOf } from './deleted.js';
+import { deletedFor } from './deleted.js';
 import { coversRange } from '../deletes/tombstones.js';
 
 /** Series (metric + tags) with data in [from, to), from hot data and segment footers. */
@@ -11,9 +11,10 @@ export async function listSeries(
 ): Promise<SeriesKey[]> {
   const { metric, tags, from, to } = selector;
   const found = new Map<string, SeriesKey>();
+  const deleted = deletedFor({ tombstones }, metric);
   await mapLimit(planner.shards(metric), concurrency, async (ref) => {
     const generation = await hot.generation(ref);
-    const dead = await deletedOf({ tombstones }, ref.ns, metric);
+    const dead = await deleted(ref.ns);
     for (const k of await hot.seriesIn(ref, metric, from, to)) if (tagsMatch(k.tags, tags) && !coversRange(k, dead, from, to)) found.set(canonicalSeries(k), k);
     const entries = await planner.entries(ref, from, to, generation, metric);
     await mapLimit(entries, 4, async (e) => {
