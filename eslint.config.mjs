@@ -21,7 +21,7 @@ const layers = [
   { files: ['apps/cli/src/**/*.ts'], allow: ['@s4/sdk', '@s4/format'], why: 'the CLI talks to S4 through the SDK (and reads input files with the pure parsers of @s4/format, shared with the server)' },
   { files: ['apps/sdk/src/**/*.ts'], allow: [], why: 'the SDK is published on its own: no @s4 package at run time' },
   { files: ['apps/console/src/**/*.ts'], allow: [], why: 'the console runs in the browser and talks to S4 over HTTP only' },
-  { files: ['infra/**/*.ts'], allow: ['@s4/core'], why: 'infra takes only the key layout from @s4/core' },
+  { files: ['infra/**/*.ts'], allow: ['@s4/core', '@s4/config'], why: 'infra takes only the key layout from @s4/core and the namespace policy parser from @s4/config' },
 ];
 
 // process.env is read in one place, libs/config (and by tests, which set up processes).

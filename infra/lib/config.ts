@@ -1,5 +1,6 @@
 import { PLANNED_ROLES, ROLES, isRole, type Role } from '@s4/core';
 import { z } from 'zod';
+import { lifecycleFromPolicies, readPolicyFile, type NamespaceLifecycle } from './namespaces.js';
 
 /**
  * Settings of every environment, in one typed file, validated with zod when the app starts.
@@ -132,8 +133,15 @@ export const settingsSchema = z
       accessLogRetentionDays: days.default(90),
     }),
 
-    /** Namespaces and their retention; lifecycle rules are derived from these. */
-    namespaces: z.array(namespaceSchema).min(1),
+    /**
+     * The namespace policy file the containers run with (S4_NAMESPACES_FILE; path from the
+     * repository root). Lifecycle rules and IAM prefixes are derived from it with the engine's own
+     * parser, so S3 never expires what the engine still keeps (docs/namespaces.md). Give this or
+     * `namespaces`, not both.
+     */
+    namespacesFile: z.string().min(1).optional(),
+    /** Without a policy file: namespaces and S3 expiry days, taken as given (the engine keeps its data forever then). */
+    namespaces: z.array(namespaceSchema).min(1).optional(),
     /** S4_NAMESPACE: the namespace unmatched series land in. Must be one of `namespaces`. */
     defaultNamespace: nsName.default('default'),
     /** S4_SHARDS: fixed at first start of a store (recorded in v1/manifest.json). */
@@ -210,10 +218,12 @@ export const settingsSchema = z
     }),
   })
   .superRefine((s, ctx) => {
-    const names = s.namespaces.map((n) => n.name);
+    if ((s.namespacesFile === undefined) === (s.namespaces === undefined))
+      ctx.addIssue({ code: 'custom', path: ['namespaces'], message: 'give namespaces or namespacesFile (not both)' });
+    const names = (s.namespaces ?? []).map((n) => n.name);
     const dup = names.find((n, i) => names.indexOf(n) !== i);
     if (dup) ctx.addIssue({ code: 'custom', path: ['namespaces'], message: `namespace "${dup}" listed twice` });
-    if (!names.includes(s.defaultNamespace)) {
+    if (s.namespaces && !names.includes(s.defaultNamespace)) {
       ctx.addIssue({ code: 'custom', path: ['defaultNamespace'], message: `"${s.defaultNamespace}" is not in namespaces` });
     }
     if (s.api.minTasks > s.api.maxTasks) ctx.addIssue({ code: 'custom', path: ['api', 'minTasks'], message: 'greater than maxTasks' });
@@ -238,13 +248,28 @@ export const settingsSchema = z
       if (MANAGED_ENV.has(key)) ctx.addIssue({ code: 'custom', path: ['extraEnv', key], message: 'set by the stack itself' });
     }
   })
-  .transform((s) => ({
-    ...s,
-    workers: {
+  .transform((s, ctx) => {
+    let lifecycle: NamespaceLifecycle[];
+    let defaultNamespace = s.defaultNamespace;
+    if (s.namespacesFile !== undefined) {
+      try {
+        const policies = readPolicyFile(s.namespacesFile, { defaultNamespace: s.defaultNamespace, shards: s.shards });
+        const grace = Number(s.extraEnv.S4_COMPACT_DELETE_GRACE_MS ?? COMPACT_DELETE_GRACE_MS);
+        lifecycle = lifecycleFromPolicies(policies, grace);
+        defaultNamespace = policies.defaultNamespace;
+      } catch (e) {
+        ctx.addIssue({ code: 'custom', path: ['namespacesFile'], message: (e as Error).message });
+        return z.NEVER;
+      }
+    } else lifecycle = (s.namespaces ?? []).map((n) => ({ name: n.name, segDays: n.rawRetentionDays, catDays: n.rawRetentionDays, rollupDays: n.rollupRetentionDays }));
+    return { ...s, defaultNamespace, lifecycle, namespaceNames: lifecycle.map((n) => n.name), workers: {
       ...s.workers,
       roles: [...new Set(s.workers.roles ?? defaultWorkerRoles(s.kafka.enabled, s.api.role))],
-    },
-  }));
+    } };
+  });
+
+/** The app's default S4_COMPACT_DELETE_GRACE_MS (libs/config). */
+const COMPACT_DELETE_GRACE_MS = 600_000;
 
 export type Settings = z.output<typeof settingsSchema>;
 export type SettingsInput = z.input<typeof settingsSchema>;

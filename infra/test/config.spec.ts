@@ -50,7 +50,7 @@ describe('environment settings', () => {
     // With Kafka the API produces to it: a split deployment without ingest would never store those writes.
     expect(() => parseSettings('staging', { ...base, kafka: { enabled: true }, workers: { ...base.workers, roles: ['segment'] } })).toThrow(/the ingest role must run/);
     expect(parseSettings('staging', { ...base, kafka: { enabled: true }, workers: { ...base.workers, roles: ['segment', 'ingest'] } }).workers.roles).toEqual(['segment', 'ingest']);
-    expect(() => parseSettings('staging', { ...base, namespaces: [...base.namespaces, base.namespaces[0]] })).toThrow(/listed twice/);
+    expect(() => parseSettings('staging', { ...base, namespaces: [...base.namespaces!, base.namespaces![0]!] })).toThrow(/listed twice/);
     expect(() => parseSettings('staging', { ...base, defaultNamespace: 'nope' })).toThrow(/defaultNamespace/);
     expect(() => parseSettings('staging', { ...base, extraEnv: { S4_REDIS_URL: 'redis://x' } })).toThrow(/set by the stack itself/);
     expect(() => parseSettings('staging', { ...base, api: { ...base.api, internetFacing: true } })).toThrow(/needs HTTPS/);
@@ -95,5 +95,24 @@ describe('environment settings', () => {
     expect(isFargateSize(1024, 3072)).toBe(true);
     expect(isFargateSize(1024, 1024)).toBe(false);
     expect(isFargateSize(300, 1024)).toBe(false);
+  });
+});
+
+describe('namespacesFile: lifecycle rules from the engine policy file', () => {
+  it('derives names and S3 expiry days from the same file the containers run with, and refuses a bad file naming the problem', async () => {
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(join(tmpdir(), 's4-infra-ns-'));
+    const file = join(dir, 'namespaces.yaml');
+    writeFileSync(file, 'namespaces:\n  - name: infra\n    prefixes: [cpu.]\n    rawRetention: 30d\n    rollups: [{ resolution: 1h, retention: 400d }]\n  - name: default\n');
+    const { namespaces: _legacy, ...base } = ENVIRONMENTS.staging;
+    const s = parseSettings('staging', { ...base, namespacesFile: file });
+    expect(s.namespaceNames).toEqual(['infra', 'default']);
+    // retention + 1 day + the default 10 min delete grace, in whole days; forever: no rule.
+    expect(s.lifecycle).toEqual([{ name: 'infra', segDays: 32, catDays: 32, rollupDays: 402 }, { name: 'default' }]);
+    writeFileSync(file, 'namespaces:\n  - name: infra\n    rawRetention: soon\n');
+    expect(() => parseSettings('staging', { ...base, namespacesFile: file })).toThrow(/namespacesFile: .*rawRetention: "soon" is not a retention/);
+    expect(() => parseSettings('staging', { ...ENVIRONMENTS.staging, namespacesFile: file })).toThrow(/give namespaces or namespacesFile/);
   });
 });

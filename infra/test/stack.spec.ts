@@ -61,7 +61,7 @@ describe.each(ENVIRONMENT_NAMES)('environment %s', (env) => {
     )!;
     const rules = data.Properties!.LifecycleConfiguration.Rules as any[];
     const p = settings.bucket.prefix;
-    for (const ns of settings.namespaces) {
+    for (const ns of settings.namespaces!) {
       const byPrefix = (prefix: string) => rules.find((r) => r.Prefix === prefix);
       expect(byPrefix(`${p}v1/${ns.name}/seg/`)?.ExpirationInDays).toBe(ns.rawRetentionDays);
       expect(byPrefix(`${p}v1/${ns.name}/cat/`)?.ExpirationInDays).toBe(ns.rawRetentionDays);
@@ -93,7 +93,7 @@ describe.each(ENVIRONMENT_NAMES)('environment %s', (env) => {
   it('each task role touches only its own prefixes', () => {
     const s = get(env);
     const p = s.settings.bucket.prefix;
-    const ns = s.settings.namespaces.map((n) => n.name);
+    const ns = s.settings.namespaceNames;
     const objects = (kinds: string[]) => kinds.flatMap((k) => ns.map((n) => `${p}v1/${n}/${k}/*`)).sort();
     const suffixes = (arns: string[]) => arns.map((a) => a.replace(/^<[^>]+>\//, '')).sort();
     for (const t of tasks(s)) {

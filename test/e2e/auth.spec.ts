@@ -98,7 +98,7 @@ describe('API keys', () => {
     const doc = (await (await fetch(`${s4.url}/openapi.json`, { headers: bearer(KEY) })).json()) as { paths: Record<string, Record<string, unknown>> };
     const ops = Object.entries(doc.paths).flatMap(([p, m]) => Object.keys(m).map((v) => `${v.toUpperCase()} ${p}`));
     expect(ops.sort()).toEqual(
-      ['GET /healthz', 'GET /metrics', 'GET /readyz', 'GET /v1/admin/shards', 'GET /v1/labels', 'GET /v1/labels/{key}/values', 'GET /v1/latest', 'GET /v1/query', 'GET /v1/series', 'POST /v1/admin/compact', 'POST /v1/admin/flush', 'POST /v1/admin/rebuild-catalog', 'POST /v1/admin/rollup', 'POST /v1/query', 'POST /v1/write', ...PROTOCOL_OPS].sort(),
+      ['DELETE /v1/series', 'GET /healthz', 'GET /metrics', 'GET /readyz', 'GET /v1/admin/cardinality', 'GET /v1/admin/shards', 'GET /v1/admin/top', 'GET /v1/admin/usage', 'GET /v1/labels', 'GET /v1/labels/{key}/values', 'GET /v1/namespaces', 'GET /v1/latest', 'GET /v1/query', 'GET /v1/series', 'POST /v1/admin/compact', 'POST /v1/admin/flush', 'POST /v1/admin/rebuild-catalog', 'POST /v1/admin/rollup', 'POST /v1/query', 'POST /v1/write', ...PROTOCOL_OPS].sort(),
     );
   });
 });

@@ -25,9 +25,12 @@ export class Metrics {
   readonly compactDeleted = new Counter({ name: 's4_compact_deleted_total', help: 'Replaced parts deleted after their grace period', registers: [this.registry] });
   readonly seriesIndexWrites = new Counter({ name: 's4_series_index_writes_total', help: 'Series indexes (one per shard-day) written by the compact role', registers: [this.registry] });
   readonly seriesIndexFooters = new Counter({ name: 's4_series_index_footers_total', help: 'Footers read to index parts the previous index did not cover', registers: [this.registry] });
+  readonly retentionExpired = new Counter({ name: 's4_retention_expired_total', help: 'Objects retention took out of the catalogs (deleted after the grace), by kind (segment, rollup, catalog)', labelNames: ['kind'], registers: [this.registry] });
   readonly compactErrors = new Counter({ name: 's4_compact_errors_total', help: 'Failed compaction passes', registers: [this.registry] });
   readonly workerPasses = new Counter({ name: 's4_worker_passes_total', help: 'Passes run by the role worker threads, by role and trigger (periodic or admin)', labelNames: ['role', 'trigger'], registers: [this.registry] });
   readonly workerThreads = new Gauge({ name: 's4_worker_thread_info', help: 'The role worker threads running now (1 per thread), with their thread ids', labelNames: ['role', 'thread_id'], registers: [this.registry] });
+  readonly seriesRefused = new Counter({ name: 's4_limit_refused_total', help: 'Write requests refused by a namespace limit (maxActiveSeries, maxNewSeriesPerMinute, maxSamplesPerSecond), by namespace and limit', labelNames: ['namespace', 'limit'], registers: [this.registry] });
+  readonly policyReloads = new Counter({ name: 's4_namespace_reloads_total', help: 'Reloads of the namespace policy file, by outcome (accepted, refused)', labelNames: ['outcome'], registers: [this.registry] });
   readonly workerCrashes = new Counter({ name: 's4_worker_thread_crashes_total', help: 'Role worker threads that ended unexpectedly (each is restarted)', labelNames: ['role'], registers: [this.registry] });
 
   constructor(hot: HotTier, ns: string, shards: number, clock: Clock) {
@@ -81,6 +84,12 @@ export class Metrics {
     this.compactBytesIn.inc(stats.bytesIn);
     this.compactBytesOut.inc(stats.bytesOut);
     this.compactDeleted.inc(stats.deleted);
+    const r = (stats as CompactStats & { retention?: { segments: number; rollups: number; catalogs: number } }).retention;
+    if (r) {
+      this.retentionExpired.inc({ kind: 'segment' }, r.segments);
+      this.retentionExpired.inc({ kind: 'rollup' }, r.rollups);
+      this.retentionExpired.inc({ kind: 'catalog' }, r.catalogs);
+    }
   }
 
   recordRollup(stats: RollupStats): void {

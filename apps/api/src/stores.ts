@@ -1,6 +1,7 @@
-import { MANIFEST_KEY, PreconditionFailedError, type Clock, type HotTier, type ObjectStore } from '@s4/core';
+import { MANIFEST_KEY, PreconditionFailedError, namespaceManifestKey, type Clock, type HotTier, type NamespaceSet, type ObjectStore } from '@s4/core';
 import type { Config } from '@s4/config';
 import { EmbeddedHotTier, FilesystemObjectStore, KafkaIngestLog, RedisHotTier, S3ObjectStore } from '@s4/storage';
+import { CountingObjectStore, RequestCounts } from '@s4/engine';
 
 /**
  * The two stores, opened from the config. Every composition root uses these: the main thread
@@ -22,9 +23,15 @@ export async function openHotTier(config: Config, clock: Clock): Promise<HotTier
   return EmbeddedHotTier.open({ dir: config.hot.dir, fsync: config.hot.fsync, now: () => clock.now() });
 }
 
-/** An object-store client; any number of threads may open one on the same bucket or directory. */
+/**
+ * Object-store requests of this thread per namespace, for the cost report: worker threads send
+ * theirs to the main thread after each pass, the main thread adds them to the shared counters.
+ */
+export const REQUESTS = new RequestCounts();
+
+/** An object-store client (counting its requests in REQUESTS); any number of threads may open one on the same bucket or directory. */
 export function openObjectStore(config: Config): ObjectStore {
-  return config.objects.kind === 's3' ? new S3ObjectStore(config.objects) : new FilesystemObjectStore(config.objects.dir);
+  return new CountingObjectStore(config.objects.kind === 's3' ? new S3ObjectStore(config.objects) : new FilesystemObjectStore(config.objects.dir), REQUESTS);
 }
 
 /** The ingest log (S4_INGEST=kafka), or null for direct ingest. Connects on first use. */
@@ -35,7 +42,8 @@ export function openIngestLog(config: Config, log?: (level: 'warn' | 'error', me
 
 /** Once per process, before anything reads or writes: the bucket exists (custom endpoints) and the manifest agrees. */
 export async function prepareObjectStore(objects: ObjectStore, config: Config): Promise<void> {
-  if (objects instanceof S3ObjectStore && config.objects.kind === 's3' && config.objects.endpoint) await objects.ensureBucket();
+  const base = objects instanceof CountingObjectStore ? objects.inner : objects;
+  if (base instanceof S3ObjectStore && config.objects.kind === 's3' && config.objects.endpoint) await base.ensureBucket();
   await checkManifest(objects, config);
 }
 
@@ -57,5 +65,31 @@ async function checkManifest(objects: ObjectStore, config: Config): Promise<void
   } catch (e) {
     if (!(e instanceof PreconditionFailedError)) throw e;
     await checkManifest(objects, config);
+  }
+}
+
+/**
+ * Every namespace of the policy file keeps the shard count it was first written with (a
+ * namespace removed from the file and added back later must come back with the same count).
+ * The process's own namespace is the manifest's (S4_SHARDS, checked at start).
+ */
+export async function checkNamespaceManifests(objects: ObjectStore, config: Config, set: NamespaceSet): Promise<void> {
+  for (const n of set.all) {
+    if (n.name === config.namespace) {
+      if (n.shards !== config.shards) throw new Error(`namespace ${n.name} is this process's S4_NAMESPACE, created with S4_SHARDS=${config.shards} shards; its policy says ${n.shards}`);
+      continue;
+    }
+    const key = namespaceManifestKey(n.name);
+    const got = await objects.get(key);
+    if (got && !got.notModified) {
+      const stored = JSON.parse(Buffer.from(got.body).toString('utf8')) as { shards: number };
+      if (stored.shards !== n.shards) throw new Error(`namespace ${n.name} was created with ${stored.shards} shards; its policy says ${n.shards} (changing a namespace's shard count is not supported)`);
+      continue;
+    }
+    try {
+      await objects.put(key, Buffer.from(JSON.stringify({ format: 1, shards: n.shards, createdAt: new Date().toISOString() })), { ifNoneMatch: '*' });
+    } catch (e) {
+      if (!(e instanceof PreconditionFailedError)) throw e;
+    }
   }
 }

@@ -3,7 +3,8 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { KEY_FOLDERS, KEY_VERSION, MANIFEST_KEY, folderPrefix } from '@s4/core';
-import type { NamespaceSettings, Settings } from '../config.js';
+import type { Settings } from '../config.js';
+import type { NamespaceLifecycle } from '../namespaces.js';
 
 /**
  * Object-key prefixes under `<S4_S3_PREFIX>`, from the key grammar in @s4/core (keys.md), so that
@@ -19,21 +20,18 @@ export const prefixes = (root: string) => ({
   rollup: (ns: string) => `${root}${folderPrefix(ns, KEY_FOLDERS.rollups)}`,
 });
 
-/** One lifecycle rule per (namespace, kind): raw segments and catalogs follow raw retention. */
-export function lifecycleRulesFor(
-  root: string,
-  namespaces: readonly NamespaceSettings[],
-  tieringAfterDays: number | undefined,
-): s3.LifecycleRule[] {
+/** One lifecycle rule per (namespace, kind) that expires: segments, catalogs and rollups. */
+export function lifecycleRulesFor(root: string, namespaces: readonly NamespaceLifecycle[], tieringAfterDays: number | undefined): s3.LifecycleRule[] {
   const p = prefixes(root);
   const rules: s3.LifecycleRule[] = [];
   for (const ns of namespaces) {
-    const kinds: [string, string, number, boolean][] = [
-      ['seg', p.seg(ns.name), ns.rawRetentionDays, true],
-      ['cat', p.cat(ns.name), ns.rawRetentionDays, false],
-      ['rollup', p.rollup(ns.name), ns.rollupRetentionDays, true],
+    const kinds: [string, string, number | undefined, boolean][] = [
+      ['seg', p.seg(ns.name), ns.segDays, true],
+      ['cat', p.cat(ns.name), ns.catDays, false],
+      ['rollup', p.rollup(ns.name), ns.rollupDays, true],
     ];
     for (const [kind, prefix, days, tier] of kinds) {
+      if (days === undefined) continue;
       // Catalogs are small and read on every query: keep them in Standard.
       const tiering = tier && tieringAfterDays !== undefined && tieringAfterDays < days;
       rules.push({
@@ -95,7 +93,7 @@ export class DataBucket extends Construct {
       serverAccessLogsPrefix: props.accessLogBucket ? 's3-data/' : undefined,
       lifecycleRules: [
         { id: 'abort-incomplete-multipart', abortIncompleteMultipartUploadAfter: Duration.days(b.abortIncompleteUploadDays) },
-        ...lifecycleRulesFor(b.prefix, settings.namespaces, b.intelligentTieringAfterDays),
+        ...lifecycleRulesFor(b.prefix, settings.lifecycle, b.intelligentTieringAfterDays),
       ],
       removalPolicy: destroy ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
       autoDeleteObjects: destroy,

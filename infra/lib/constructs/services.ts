@@ -226,7 +226,7 @@ export class Services extends Construct {
       assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com'),
       description: `S4 ${settings.name} ${role} task`,
     });
-    const namespaces = settings.namespaces.map((n) => n.name);
+    const namespaces = settings.namespaceNames;
     const statements = s3Statements(role, bucket, settings.bucket.prefix, namespaces, this.props.bucketKey);
     const kafkaStatements = this.props.kafka ? kafkaStatementsOf(this.props.kafka, role) : [];
     const all = [...statements, ...kafkaStatements];

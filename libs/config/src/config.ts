@@ -1,5 +1,6 @@
 import { ROLES, type Role } from '@s4/core';
 import { z } from 'zod';
+import type { PolicyDefaults } from './namespaces.js';
 
 /**
  * Every environment variable S4 reads, validated once at start. This module is the only reader
@@ -19,6 +20,7 @@ const schema = z.object({
   S4_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   S4_NAMESPACE: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lowercase letters, digits, _ and -, at most 63').default('default'),
   S4_SHARDS: int(1, 4096).default(16),
+  S4_NAMESPACES_FILE: z.string().min(1).optional(),
 
   S4_REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
   S4_REDIS_PASSWORD: z.string().optional(),
@@ -105,6 +107,8 @@ export interface Config {
   readonly logLevel: z.infer<typeof schema>['S4_LOG_LEVEL'];
   readonly namespace: string;
   readonly shards: number;
+  /** Namespace policies (docs/namespaces.md), reloaded when the file changes; without it one namespace as above. */
+  readonly namespacesFile: string | undefined;
   readonly hot:
     | {
         readonly kind: 'redis';
@@ -242,6 +246,7 @@ export function loadConfig(env: RawEnv = process.env): Config {
     logLevel: e.S4_LOG_LEVEL,
     namespace: e.S4_NAMESPACE,
     shards: e.S4_SHARDS,
+    namespacesFile: e.S4_NAMESPACES_FILE,
     hot: e.S4_REDIS_URL
       ? { kind: 'redis', url: e.S4_REDIS_URL, password: e.S4_REDIS_PASSWORD, cluster: e.S4_REDIS_CLUSTER, timeoutMs: e.S4_REDIS_TIMEOUT_MS }
       : { kind: 'embedded', dir: `${e.S4_DATA_DIR}/hot`, fsync: e.S4_EMBEDDED_FSYNC },
@@ -323,4 +328,15 @@ export function redactConfig(config: Config): unknown {
       return value;
     }),
   );
+}
+
+/** What a namespace of the policy file gets for what it leaves out. */
+export function policyDefaults(config: Config): PolicyDefaults {
+  return {
+    defaultNamespace: config.namespace,
+    shards: config.shards,
+    hotMs: config.flush.graceMs,
+    maxFields: config.limits.maxFieldsPerSample,
+    maxRecordBytes: config.limits.maxRecordBytes,
+  };
 }

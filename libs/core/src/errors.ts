@@ -36,8 +36,10 @@ export class LimitError extends S4Error {
     readonly max: number,
     detail: string,
     status = 400,
+    /** With 429: when the same request may succeed (sent as Retry-After). */
+    readonly retryAfterSeconds?: number,
   ) {
-    super('limit_exceeded', `${detail} (limit ${limit}=${max})`, status, { limit, max });
+    super('limit_exceeded', `${detail} (limit ${limit}=${max})`, status, retryAfterSeconds === undefined ? { limit, max } : { limit, max, retryAfterSeconds });
   }
 }
 

@@ -6,3 +6,5 @@ export * from './roles.js';
 export * from './shard.js';
 export * from './time.js';
 export * from './matchers.js';
+export * from './namespaces.js';
+export * from './cardinality.js';

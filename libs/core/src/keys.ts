@@ -24,6 +24,22 @@ export function namespacePrefix(ns: string): string {
   return `${KEY_VERSION}/${ns}/`;
 }
 
+/**
+ * The shard count a namespace of the policy file was created with (the process's own namespace
+ * is recorded in MANIFEST_KEY instead). A sibling of the namespace's folders.
+ */
+export function namespaceManifestKey(ns: string): string {
+  return `${namespacePrefix(ns)}manifest.json`;
+}
+
+/**
+ * The namespace's tombstones (series deleted over a time range, honoured by every query until
+ * removed): one small JSON document, changed by compare-and-swap. A sibling of its folders.
+ */
+export function tombstonesKey(ns: string): string {
+  return `${namespacePrefix(ns)}tombstones.json`;
+}
+
 /** `v1/<ns>/<folder>/`: every object of one kind in a namespace. */
 export function folderPrefix(ns: string, folder: KeyFolder): string {
   return `${namespacePrefix(ns)}${folder}/`;

@@ -22,3 +22,9 @@ export { HealthReader, type ShardHealth, type ShardHealthOptions } from './healt
 export { SeriesIndexBuilder, type SeriesIndexBuilderOptions, type SeriesIndexStats } from './series-index/builder.js';
 export { SeriesIndexStore } from './query/series-index-store.js';
 export { selectOrdinals } from './series-index/postings.js';
+export { Admission, type AdmissionOptions } from './namespaces/admission.js';
+export { addCounts } from './counts.js';
+export { Retention, type RetentionOptions, type RetentionStats } from './retention/retention.js';
+export { isExpired, planDay, retentionOf, type RetainedKind } from './retention/plan.js';
+export { TombstoneStore, withoutDeleted, type Tombstone, type TombstoneSource } from './deletes/tombstones.js';
+export { CountingObjectStore, RequestCounts, namespaceOfKey, type RequestCount } from './namespaces/usage.js';

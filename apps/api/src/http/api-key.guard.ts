@@ -13,8 +13,10 @@ const PROTOCOL_READS = new Set(['/api/v1/read', '/api/v1/query', '/api/v1/query_
 const METRICS = new Set(['/metrics', '/openapi.json']);
 
 /** The scope a path needs (/metrics and /openapi.json: any valid key). */
-function scopeOf(path: string): Scope | null {
+function scopeOf(path: string, method: string): Scope | null {
   if (METRICS.has(path)) return null;
+  // Deleting series (DELETE /v1/series) is an admin's act, whatever the path reads otherwise.
+  if (method === 'DELETE') return 'admin';
   return scopeOfData(path);
 }
 
@@ -67,7 +69,7 @@ export class ApiKeyGuard implements CanActivate {
     const http = context.switchToHttp();
     const req = http.getRequest<FastifyRequest>();
     try {
-      this.authorize(req.url, req.headers.authorization);
+      this.authorize(req.url, req.headers.authorization, req.method);
     } catch (e) {
       const wait = (e as S4Error).details as { retryAfterSeconds?: number } | undefined;
       if (wait?.retryAfterSeconds) void http.getResponse<FastifyReply>().header('retry-after', String(wait.retryAfterSeconds));
@@ -77,7 +79,7 @@ export class ApiKeyGuard implements CanActivate {
   }
 
   /** Throws the S4Error a request with this URL and Authorization header deserves, if any. */
-  authorize(url: string, authorization: string | undefined): void {
+  authorize(url: string, authorization: string | undefined, method = 'GET'): void {
     const { keys, namespace, publicMetrics } = this.options;
     if (!keys.enabled) return;
     const path = url.split('?')[0]!;
@@ -86,7 +88,7 @@ export class ApiKeyGuard implements CanActivate {
     if (!header) throw new S4Error('unauthorized', 'this server needs an API key: send Authorization: Bearer <key> (or Token <key>, or Basic auth with the key as password)', 401);
     const key = keys.find(presented(header) ?? '');
     if (!key) throw new S4Error('unauthorized', 'the API key is not valid', 401);
-    const scope = scopeOf(path);
+    const scope = scopeOf(path, method);
     if (scope && !key.scopes.has(scope)) throw new S4Error('forbidden', `key ${key.id} may ${[...key.scopes].join(', ')} but ${path} needs ${scope}`, 403, { key: key.id, needs: scope });
     if (!key.namespaces.has('*') && !key.namespaces.has(namespace))
       throw new S4Error('forbidden', `key ${key.id} may not use namespace ${namespace}`, 403, { key: key.id, namespace });

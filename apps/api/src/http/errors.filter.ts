@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { S4Error, UnavailableError } from '@s4/core';
+import { LimitError, S4Error, UnavailableError } from '@s4/core';
 
 export interface ErrorBody {
   error: { code: string; message: string; details?: unknown; id?: string };
@@ -27,7 +27,7 @@ export class ErrorsFilter implements ExceptionFilter {
     if (error instanceof UnavailableError) {
       void reply.header('retry-after', String(error.retryAfterSeconds));
       this.logOutage(error);
-    }
+    } else if (error instanceof LimitError && error.retryAfterSeconds !== undefined) void reply.header('retry-after', String(error.retryAfterSeconds));
     void reply.status(status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
   }
 

@@ -2,8 +2,11 @@ import { Logger } from '@nestjs/common';
 import { systemClock, type Clock, type HotTier, type ObjectStore } from '@s4/core';
 import type { Config, Role } from '@s4/config';
 import type { CompactStats, FlushStats, RollupStats } from '@s4/engine';
+import { MemoryCardinalityStore, RedisHotTier } from '@s4/storage';
+import { PeriodicWorker } from '@s4/engine';
 import { Metrics } from '../metrics.js';
-import { openHotTier, openIngestLog, openObjectStore, prepareObjectStore } from '../stores.js';
+import { PolicyWatcher } from '../namespaces/policy-watcher.js';
+import { REQUESTS, checkNamespaceManifests, openHotTier, openIngestLog, openObjectStore, prepareObjectStore } from '../stores.js';
 import { createApiRoot, type ApiRoot } from './api/api.root.js';
 import { IngestRoot } from './ingest/ingest.root.js';
 import { IngestLagMonitor } from './ingest/lag.js';
@@ -39,6 +42,8 @@ export interface ProcessRoles {
   readonly ingest: IngestRoot | null;
   /** The ingest group's lag per shard, read from Kafka (null with direct ingest). */
   readonly lag: IngestLagMonitor | null;
+  /** The namespace policies in force (S4_NAMESPACES_FILE, reloaded when it changes). */
+  readonly policies: PolicyWatcher;
   /** The role threads this process runs, by role. */
   readonly threads: ReadonlyMap<WorkerRole, RoleThread>;
   /** Admin passes: in those threads, or in one-off threads in an api-only process. */
@@ -56,11 +61,17 @@ export async function startRoles(config: Config, clock: Clock = systemClock): Pr
   let passes: WorkerPasses | null = null;
   let ingest: IngestRoot | null = null;
   let lag: IngestLagMonitor | null = null;
+  let policies: PolicyWatcher | null = null;
+  let counting: PeriodicWorker | null = null;
+  let flushCounts: (() => Promise<void>) | null = null;
   const close = async () => {
     // The consumer first: the batch it is writing lands in the hot tier before that closes.
     await ingest?.close();
     await lag?.stop();
     await ingestLog?.close();
+    await counting?.stop();
+    await flushCounts?.().catch(() => undefined);
+    await policies?.close();
     await passes?.close();
     await Promise.all([...threads.values()].map((t) => t.stop()));
     await hot.close();
@@ -73,18 +84,34 @@ export async function startRoles(config: Config, clock: Clock = systemClock): Pr
       lag = new IngestLagMonitor(ingestLog, config.namespace, { intervalMs: config.ingest.lagIntervalMs, readyLag: config.ingest.readyLag }, clock, metrics);
       lag.start();
     }
-    const api = config.role === 'all' || config.role === 'api' ? createApiRoot(config, hot, objects, metrics, clock, ingestLog) : null;
+    const log = new Logger('namespaces');
+    policies = await PolicyWatcher.start(config, log, (set) => checkNamespaceManifests(objects, config, set));
+    const watcher = policies;
+    watcher.onChange(() => metrics.policyReloads.inc({ outcome: 'accepted' }));
+    watcher.onRefused(() => metrics.policyReloads.inc({ outcome: 'refused' }));
+    const serving = config.role === 'all' || config.role === 'api';
+    // Series counters live beside the hot tier: shared by every API process on one Redis.
+    const cardinality = hot instanceof RedisHotTier ? hot.cardinality() : new MemoryCardinalityStore();
+    const api = serving ? createApiRoot(config, hot, objects, metrics, clock, watcher, cardinality, ingestLog) : null;
+    // Once a second: samples admitted (API) and object-store requests (every thread) join the shared counters.
+    flushCounts = async () => {
+      const now = clock.now();
+      await api?.admission.flushCounts(now);
+      await Promise.all(REQUESTS.take().map(([ns, r]) => cardinality.addRequests(ns, r.put, r.get, now)));
+    };
+    counting = new PeriodicWorker(1_000, flushCounts, (e) => log.warn(`usage counts not saved (retried in 1 s): ${(e as Error).message}`));
+    counting.start();
     if (ingestLog && lag && (config.role === 'all' || config.role === 'ingest')) {
       ingest = new IngestRoot(config, hot, ingestLog, lag, metrics);
       ingest.start();
     }
-    const observer = metricsObserver(metrics);
+    const observer = { ...metricsObserver(metrics), usage: (requests: [string, { put: number; get: number }][]) => REQUESTS.addAll(requests) };
     const thread = (role: WorkerRole, periodic: boolean) =>
       new RoleThread({ role, config, hot: config.hot.kind === 'embedded' ? hot : null, periodic, observer });
     for (const role of THREADED[config.role]) threads.set(role, thread(role, true));
     await Promise.all([...threads.values()].map((t) => t.start()));
     passes = new WorkerPasses(threads, (role) => thread(role, false));
-    return { config, clock, hot, objects, metrics, api, ingest, lag, threads, passes, close };
+    return { config, clock, hot, objects, metrics, api, ingest, lag, policies: watcher, threads, passes, close };
   } catch (e) {
     await close().catch(() => undefined);
     throw e;

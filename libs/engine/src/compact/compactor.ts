@@ -5,6 +5,7 @@ import { mapLimit } from '../concurrency.js';
 import { byPrecedence, foldParts, type Position } from './fold.js';
 import { PendingDeletesStore, upsert } from './pending-deletes.js';
 import { addCounts } from '../counts.js';
+import type { Tombstone, TombstoneSource } from '../deletes/tombstones.js';
 
 export interface CompactorOptions {
   readonly ns: string;
@@ -33,6 +34,8 @@ export interface CompactorOptions {
   readonly lookbackMs?: number;
   /** Shards compacted at once (default 2). Each folds one window at a time, held in memory. */
   readonly concurrency?: number;
+  /** Deletes: a window with a part older than a tombstone touching it is rewritten without the deleted samples (one part suffices). */
+  readonly tombstones?: TombstoneSource;
 }
 
 export interface CompactStats {
@@ -80,7 +83,7 @@ const empty = (): CompactStats => ({ windows: 0, partsIn: 0, bytesIn: 0, bytesOu
  */
 export class Compactor {
   private readonly pending: PendingDeletesStore;
-  private readonly settings: Required<Omit<CompactorOptions, 'ns' | 'shards' | 'owner' | 'leaseTtlMs' | 'clock'>>;
+  private readonly settings: Required<Omit<CompactorOptions, 'ns' | 'shards' | 'owner' | 'leaseTtlMs' | 'clock' | 'tombstones'>>;
   private readonly leaseOwner: string;
 
   constructor(
@@ -167,6 +170,7 @@ export class Compactor {
       for (const e of (await this.catalogs.read(ref, day, generation)).entries) counts.set(e.window, (counts.get(e.window) ?? 0) + 1);
       for (const [window, n] of counts) if (n >= this.settings.minParts && window + WINDOW_MS + this.settings.settleMs <= now) out.push(window);
     }
+    for (const w of await this.deletedWindows(ref, generation)) if (!out.includes(w)) out.push(w);
     return out.sort((a, b) => a - b);
   }
 
@@ -217,6 +221,44 @@ export class Compactor {
     return remove.length;
   }
 
+  /**
+   * Tombstones deleted every sample of a window: its parts leave the catalog with no part in
+   * their place (the same protocol as a fold, without an upload).
+   */
+  private async dropWindow(lease: Lease, day: number, parts: readonly CatalogEntry[], held: () => Promise<boolean>): Promise<CompactStats> {
+    const ref = lease.ref;
+    const replaced = new Set(parts.map((p) => p.key));
+    await this.pending.update(ref, (current) => upsert(current, replaced, null));
+    if (!(await held())) throw new LeaseLostError(`${ref.ns}/${ref.shard}`, lease.fence);
+    const done = await this.catalogs.update(ref, day, (current) => {
+      const listed = current.entries.filter((e) => replaced.has(e.key));
+      return listed.length === replaced.size ? { ...current, entries: current.entries.filter((e) => !replaced.has(e.key)) } : null;
+    });
+    if (done === null) return { ...empty(), aborted: 1 };
+    await this.hot.bumpGeneration(lease);
+    const deadline = this.options.clock.now() + this.settings.deleteGraceMs;
+    await this.pending.update(ref, (current) => current.map((p) => (replaced.has(p.key) && p.deleteAfter === null ? { key: p.key, deleteAfter: deadline } : p)));
+    return { ...empty(), windows: 1, partsIn: parts.length, bytesIn: parts.reduce((n, p) => n + p.size, 0) };
+  }
+
+  /** Windows (of any age) with parts a tombstone has yet to be applied to. */
+  private async deletedWindows(ref: ShardRef, generation: number): Promise<number[]> {
+    const tombstones = this.options.tombstones ? await this.options.tombstones.list(ref.ns) : [];
+    if (tombstones.length === 0) return [];
+    const out = new Set<number>();
+    const now = this.options.clock.now();
+    for (const day of await this.catalogs.days(ref, generation)) {
+      if (!tombstones.some((t) => t.from < day + DAY_MS && t.to > day)) continue;
+      for (const e of (await this.catalogs.read(ref, day, generation)).entries)
+        if (e.window + WINDOW_MS + this.settings.settleMs <= now && pendingTombstones(tombstones, [e]).length > 0) out.add(e.window);
+    }
+    return [...out];
+  }
+
+  private async deletedIn(ref: ShardRef, parts: readonly CatalogEntry[]): Promise<Tombstone[]> {
+    return this.options.tombstones ? pendingTombstones(await this.options.tombstones.list(ref.ns), parts) : [];
+  }
+
   /** Fold every part of one window into one new part (keys.md, "Fold"). */
   private async fold(lease: Lease, window: number, held: () => Promise<boolean>): Promise<CompactStats> {
     const stats = empty();
@@ -224,12 +266,14 @@ export class Compactor {
     const day = Math.floor(window / DAY_MS) * DAY_MS;
     const { catalog } = await this.catalogs.load(ref, day);
     const parts = catalog.entries.filter((e) => e.window === window).sort(byPrecedence);
-    if (parts.length < this.settings.minParts) return stats;
+    const deleted = await this.deletedIn(ref, parts);
+    if (parts.length < this.settings.minParts && deleted.length === 0) return stats;
     const at: Position = { fence: lease.fence, part: nextPart(catalog, window) };
     // A part written under a newer lease than ours: we are a stale owner and must not rank above it.
     if (!parts.every((p) => byPrecedence(p, at) < 0)) return { ...stats, aborted: 1 };
     const key = segmentKey(ref, window, at.part, at.fence);
-    const folded = await foldParts(this.objects, parts);
+    const folded = await foldParts(this.objects, parts, 4, deleted);
+    if (folded.series.length === 0) return this.dropWindow(lease, day, parts, held);
     const bytes = encodeSegment({ ns: ref.ns, shard: ref.shard, window, series: folded.series });
     const replaced = new Set(parts.map((p) => p.key));
 
@@ -259,6 +303,11 @@ export class Compactor {
 }
 
 type Verdict = 'committed' | 'already' | 'changed';
+
+/** Tombstones that still have samples to take out of some of these parts (a part older than the tombstone, overlapping it). */
+function pendingTombstones(tombstones: readonly Tombstone[], parts: readonly CatalogEntry[]): Tombstone[] {
+  return tombstones.filter((t) => parts.some((p) => p.createdAt < t.createdAt && p.minTs < t.to && p.maxTs >= t.from && (p.metrics === null || p.metrics.includes(t.metric))));
+}
 
 /**
  * Whether a fold may commit onto `current`: every folded part is still listed, and no other part

@@ -3,6 +3,7 @@ import { decodeSegment, type CatalogEntry, type SegmentSeriesInput } from '@s4/f
 import { mergeSources, type Source } from '../columns/merge.js';
 import { mapLimit } from '../concurrency.js';
 import { spanOf } from '../catalog/catalog-store.js';
+import { withoutDeleted, type Tombstone } from '../deletes/tombstones.js';
 
 /** Where a part stands among a window's parts: later wins. The order every reader merges in. */
 export interface Position {
@@ -27,7 +28,7 @@ export interface Folded {
  * Read whole parts of one window (one GET each) and merge them per series exactly as a query
  * does: parts in precedence order, the later part winning at an equal timestamp.
  */
-export async function foldParts(objects: ObjectStore, parts: readonly CatalogEntry[], concurrency = 4): Promise<Folded> {
+export async function foldParts(objects: ObjectStore, parts: readonly CatalogEntry[], concurrency = 4, deleted: readonly Tombstone[] = []): Promise<Folded> {
   const ordered = [...parts].sort(byPrecedence);
   const decoded = await mapLimit(ordered, concurrency, async (part) => {
     const got = await objects.get(part.key);
@@ -45,7 +46,8 @@ export async function foldParts(objects: ObjectStore, parts: readonly CatalogEnt
   }
   const series: SegmentSeriesInput[] = [];
   for (const [id, { metric, tags, sources }] of bySeries) {
-    const merged = mergeSources(sources);
+    // Deleted samples (tombstones) are left out of the rewrite: deletes reach the objects here.
+    const merged = withoutDeleted(mergeSources(sources), { metric, tags }, deleted);
     const n = merged.ts.length;
     if (n === 0) continue;
     const fields = nameMap<FieldValue[]>();

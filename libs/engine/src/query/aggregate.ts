@@ -2,6 +2,8 @@ import { canonicalSeries, isDayRollupKey, nameMap, own, type SeriesKey, type Sha
 import { mapLimit } from '../concurrency.js';
 import { aggColumn, aggValue, bucketize, mergeBuckets, type Bucket } from '../rollup/buckets.js';
 import { mergeWindows } from './raw-reader.js';
+import { deletedFor, withoutDeletedRollups } from './deleted.js';
+import { withoutDeleted, type Tombstone } from '../deletes/tombstones.js';
 import type { Readers } from './readers.js';
 import type { AggregateSpec, SeriesResult } from './types.js';
 
@@ -18,7 +20,8 @@ interface SeriesBuckets {
  * parts and no hot data of the selector waits in that window; everything else from raw data.
  */
 export async function aggregate(readers: Readers, spec: AggregateSpec): Promise<SeriesResult[]> {
-  const perShard = await mapLimit(readers.planner.shards(), Math.max(1, Math.ceil(readers.concurrency / 4)), (ref) => aggregateShard(readers, ref, spec));
+  const deleted = deletedFor(readers, spec.metric);
+  const perShard = await mapLimit(readers.planner.shards(spec.metric), Math.max(1, Math.ceil(readers.concurrency / 4)), (ref) => aggregateShard(readers, ref, spec, deleted));
   return group(perShard, spec);
 }
 
@@ -55,10 +58,11 @@ function group(perShard: readonly SeriesBuckets[][], spec: AggregateSpec): Serie
   return out.sort((a, b) => (canonicalSeries(a) < canonicalSeries(b) ? -1 : 1));
 }
 
-async function aggregateShard({ hot, planner, raw, rollups }: Readers, ref: ShardRef, spec: AggregateSpec): Promise<SeriesBuckets[]> {
+async function aggregateShard({ hot, planner, raw, rollups }: Readers, ref: ShardRef, spec: AggregateSpec, deleted: (ns: string) => Promise<readonly Tombstone[]>): Promise<SeriesBuckets[]> {
   const scan = await hot.scan(ref, spec.metric, spec.from, spec.to);
   const entries = await planner.segmentEntries(ref, spec, scan.generation);
-  const { resolution, rolled, skipRaw } = await planner.rollupPlan(ref, spec, entries, scan.logs);
+  const dead = await deleted(ref.ns);
+  const { resolution, rolled, skipRaw } = await withoutDeletedRollups(await planner.rollupPlan(ref, spec, entries, scan.logs), dead, (e) => raw.footer(e));
 
   const series = new Map<string, { key: SeriesKey; fields: Map<string, Bucket[][]> }>();
   const add = (id: string, key: SeriesKey, field: string, buckets: Bucket[]) => {
@@ -77,7 +81,7 @@ async function aggregateShard({ hot, planner, raw, rollups }: Readers, ref: Shar
     scan.logs.filter((l) => !fromRollup(l.window)),
   );
   for (const [id, { key, windows }] of rawSources) {
-    const data = mergeWindows(windows, spec, spec.fields);
+    const data = withoutDeleted(mergeWindows(windows, spec, spec.fields), key, dead);
     for (const [field, col] of Object.entries(data.fields)) add(id, key, field, bucketize(data.ts, col, spec.step));
   }
 

@@ -1,6 +1,8 @@
 import { canonicalSeries, nameMap, type SeriesColumns } from '@s4/core';
 import { mapLimit } from '../concurrency.js';
 import { mergeWindows } from './raw-reader.js';
+import { deletedFor } from './deleted.js';
+import { withoutDeleted } from '../deletes/tombstones.js';
 import type { Readers } from './readers.js';
 import type { QuerySpec, SeriesResult } from './types.js';
 
@@ -8,10 +10,12 @@ import type { QuerySpec, SeriesResult } from './types.js';
  * The latest sample in [from, to) of every matching series. Windows are visited newest first;
  * a series found in a newer window is not read again in older ones.
  */
-export async function latest({ hot, planner, raw, concurrency }: Readers, spec: QuerySpec): Promise<SeriesResult[]> {
-  const perShard = await mapLimit(planner.shards(), Math.max(1, Math.ceil(concurrency / 4)), async (ref) => {
+export async function latest({ hot, planner, raw, concurrency, tombstones }: Readers, spec: QuerySpec): Promise<SeriesResult[]> {
+  const deleted = deletedFor({ tombstones }, spec.metric);
+  const perShard = await mapLimit(planner.shards(spec.metric), Math.max(1, Math.ceil(concurrency / 4)), async (ref) => {
     const scan = await hot.scan(ref, spec.metric, spec.from, spec.to);
     const entries = await planner.segmentEntries(ref, spec, scan.generation);
+    const dead = await deleted(ref.ns);
     const windows = [...new Set([...entries.map((e) => e.window), ...scan.logs.map((l) => l.window)])].sort((a, b) => b - a);
     const found = new Map<string, SeriesResult>();
     for (const w of windows) {
@@ -23,7 +27,7 @@ export async function latest({ hot, planner, raw, concurrency }: Readers, spec: 
       );
       for (const [id, { key, windows: ws }] of sources) {
         if (found.has(id)) continue;
-        const data = mergeWindows(ws, spec, spec.fields);
+        const data = withoutDeleted(mergeWindows(ws, spec, spec.fields), key, dead);
         const n = data.ts.length;
         if (n === 0) continue;
         const fields: SeriesColumns['fields'] = nameMap();

@@ -3,7 +3,7 @@ import type { CatalogEntry } from '@s4/format';
 import type { CatalogStore } from '../catalog/catalog-store.js';
 import { DAY_ROLLUP_RESOLUTION, rollupResolutionFor, type RollupResolution } from '../rollup/resolutions.js';
 import { selects } from './selector.js';
-import type { AggregateSpec, QuerySpec } from './types.js';
+import type { AggregateSpec, QueryEngineOptions, QuerySpec } from './types.js';
 
 /**
  * Which windows come from rollups. Keys of `rolled` are hour windows, or day starts for day
@@ -23,14 +23,20 @@ export interface RollupPlan {
 export class QueryPlanner {
   constructor(
     private readonly catalogs: CatalogStore,
-    private readonly options: { readonly ns: string; readonly shards: number },
+    private readonly options: Pick<QueryEngineOptions, 'ns' | 'shards' | 'route' | 'namespaces'>,
     private readonly rollups?: CatalogStore,
     private readonly clock: { now(): number } = Date,
   ) {}
 
-  /** Every shard of the namespace: a selector names no series id, so any shard may hold it. */
-  shards(): ShardRef[] {
-    return allShards(this.options.shards).map((shard) => ({ ns: this.options.ns, shard }));
+  /**
+   * Every shard of the metric's namespace (a selector names no series id, so any shard may hold
+   * it); without a metric, every shard of every namespace.
+   */
+  shards(metric?: string): ShardRef[] {
+    const { route, namespaces } = this.options;
+    if (!route || !namespaces) return allShards(this.options.shards).map((shard) => ({ ns: this.options.ns, shard }));
+    const list = metric === undefined ? namespaces() : [route(metric)];
+    return list.flatMap((n) => allShards(n.shards).map((shard) => ({ ns: n.ns, shard })));
   }
 
   /** Parts of windows overlapping [from, to) that may hold `metric` (any metric when undefined). */

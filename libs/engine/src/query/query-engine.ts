@@ -12,6 +12,8 @@ import type { Readers } from './readers.js';
 import { RollupReader } from './rollup-reader.js';
 import { SeriesIndexStore } from './series-index-store.js';
 import { labelNames, labelValues, listSeries, type SeriesSelector } from './series-list.js';
+import { deletedFor } from './deleted.js';
+import { tombstonesOf, withoutDeleted, type Tombstone } from '../deletes/tombstones.js';
 import type { AggregateSpec, QueryCounters, QueryEngineOptions, QuerySpec, SeriesResult } from './types.js';
 
 export type { AggregateSpec, ColumnSlice, QueryCounters, QueryEngineOptions, QuerySpec, SeriesResult } from './types.js';
@@ -54,19 +56,21 @@ export class QueryEngine {
       raw,
       rollups: new RollupReader(raw, options.concurrency),
       concurrency: options.concurrency,
+      tombstones: options.tombstones,
     };
   }
 
   /** Matching series, one at a time, shard by shard, each sorted and de-duplicated. */
   async *query(spec: QuerySpec): AsyncIterable<SeriesResult> {
-    const shards = this.readers.planner.shards();
+    const shards = this.readers.planner.shards(spec.metric);
+    const deleted = deletedFor(this.readers, spec.metric);
     // Shards are read ahead with bounded concurrency but yielded in order, so memory stays
     // bounded by the shards in flight rather than by the whole result.
     const width = Math.max(1, Math.min(shards.length, Math.ceil(this.options.concurrency / 4)));
     const pending = new Map<number, Promise<SeriesResult[]>>();
     const start = (i: number) => {
       if (i >= shards.length) return;
-      const read = this.queryShard(shards[i]!, spec);
+      const read = this.queryShard(shards[i]!, spec, deleted);
       // Reads started ahead are abandoned when an earlier one fails or the consumer stops early;
       // their failures are already answered by the first one and must not surface as unhandled.
       read.catch(() => undefined);
@@ -113,19 +117,21 @@ export class QueryEngine {
     return aggregate(this.readers, spec);
   }
 
-  private async queryShard(ref: ShardRef, spec: QuerySpec): Promise<SeriesResult[]> {
+  private async queryShard(ref: ShardRef, spec: QuerySpec, deleted: (ns: string) => Promise<readonly Tombstone[]>): Promise<SeriesResult[]> {
     const { hot, planner, raw } = this.readers;
     const scan = await hot.scan(ref, spec.metric, spec.from, spec.to);
     const entries = await planner.segmentEntries(ref, spec, scan.generation);
     const bySeries = await raw.sources(spec, entries, scan.logs);
+    const dead = await deleted(ref.ns);
     const out: SeriesResult[] = [];
     for (const [id, { key, windows }] of bySeries) {
-      const columnar = spec.maxPoints === undefined ? columnarSeries(id, key, windows, spec.from, spec.to, spec.fields) : null;
+      // A deleted range is cut from merged columns; the column-slice path answers only untouched series.
+      const columnar = spec.maxPoints === undefined && tombstonesOf(key, dead).length === 0 ? columnarSeries(id, key, windows, spec.from, spec.to, spec.fields) : null;
       if (columnar) {
         if (columnar.slices.length > 0) out.push(columnar);
         continue;
       }
-      let data = mergeWindows(windows, spec, spec.fields);
+      let data = withoutDeleted(mergeWindows(windows, spec, spec.fields), key, dead);
       if (spec.maxPoints !== undefined) data = reduceToPixels(data, spec.from, spec.to, spec.maxPoints);
       if (data.ts.length > 0) out.push({ id, metric: key.metric, tags: key.tags, ...data });
     }

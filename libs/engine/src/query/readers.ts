@@ -1,4 +1,5 @@
 import type { HotTier } from '@s4/core';
+import type { TombstoneSource } from '../deletes/tombstones.js';
 import type { QueryPlanner } from './planner.js';
 import type { RawReader } from './raw-reader.js';
 import type { RollupReader } from './rollup-reader.js';
@@ -11,4 +12,5 @@ export interface Readers {
   readonly rollups: RollupReader;
   /** Object reads in flight per query. */
   readonly concurrency: number;
+  readonly tombstones?: TombstoneSource | undefined;
 }

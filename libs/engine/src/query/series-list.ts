@@ -3,6 +3,8 @@ import { mapLimit } from '../concurrency.js';
 import type { SeriesIndexStore } from './series-index-store.js';
 import type { Readers } from './readers.js';
 import { selects, type TagSelector } from './selector.js';
+import { deletedFor } from './deleted.js';
+import { coversRange } from '../deletes/tombstones.js';
 
 /** Series with data in [from, to) of a metric (any when undefined) whose tags the selector accepts. */
 export interface SeriesSelector extends TagSelector {
@@ -16,15 +18,17 @@ export interface SeriesSelector extends TagSelector {
  * from its series index when one covers it, else from its footer. A series may be reported more
  * than once (several windows, parts, or hot and stored).
  */
-async function visitSeries({ hot, planner, raw, concurrency }: Readers, selector: SeriesSelector, index: SeriesIndexStore | undefined, found: (key: SeriesKey) => void): Promise<void> {
+async function visitSeries({ hot, planner, raw, concurrency, tombstones }: Readers, selector: SeriesSelector, index: SeriesIndexStore | undefined, found: (key: SeriesKey) => void): Promise<void> {
   const { metric, from, to } = selector;
-  await mapLimit(planner.shards(), concurrency, async (ref) => {
+  const deleted = deletedFor({ tombstones }, metric);
+  await mapLimit(planner.shards(metric), concurrency, async (ref) => {
     const generation = await hot.generation(ref);
-    for (const k of await hot.seriesIn(ref, metric, from, to)) if (selects(selector, k.tags)) found(k);
+    const dead = await deleted(ref.ns);
+    for (const k of await hot.seriesIn(ref, metric, from, to)) if (selects(selector, k.tags) && !coversRange(k, dead, from, to)) found(k);
     const entries = await planner.entries(ref, from, to, generation, metric);
     await mapLimit(entries, 4, async (e) => {
       const list = (await index?.blocks(e, selector)) ?? (await raw.footer(e)).series;
-      for (const s of list) if ((metric === undefined || s.metric === metric) && selects(selector, s.tags) && s.maxTs >= from && s.minTs < to) found(s);
+      for (const s of list) if ((metric === undefined || s.metric === metric) && selects(selector, s.tags) && s.maxTs >= from && s.minTs < to && !coversRange(s, dead, from, to)) found(s);
     });
   });
 }

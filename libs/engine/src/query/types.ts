@@ -1,5 +1,6 @@
 import type { SeriesColumns, SeriesKey, TagMatcher, Tags } from '@s4/core';
 import type { BlockColumns } from '@s4/format';
+import type { TombstoneSource } from '../deletes/tombstones.js';
 import type { Agg } from '../rollup/buckets.js';
 
 export interface QuerySpec {
@@ -54,6 +55,11 @@ export interface QueryEngineOptions {
   readonly coalesceGapBytes?: number | undefined;
   /** Use the series indexes (default true); off, every part's footer is read. */
   readonly seriesIndex?: boolean | undefined;
+  /** With several namespaces: the namespace of a metric, and every namespace (series listing); else `ns`, `shards`. */
+  readonly route?: (metric: string) => { readonly ns: string; readonly shards: number };
+  readonly namespaces?: () => readonly { readonly ns: string; readonly shards: number }[];
+  /** Deleted series and ranges, hidden from every answer (libs/engine deletes). */
+  readonly tombstones?: TombstoneSource;
 }
 
 /** Counters a /metrics endpoint can show. */

@@ -6,6 +6,8 @@ export interface WriterOptions {
   readonly ns: string;
   readonly shards: number;
   readonly maxRecordBytes: number;
+  /** The namespace of a metric when there are several (libs/engine namespaces); else `ns`, `shards`, `maxRecordBytes`. */
+  readonly route?: (metric: string) => { readonly ns: string; readonly shards: number; readonly maxRecordBytes: number };
 }
 
 export interface WriteResult {
@@ -33,10 +35,13 @@ export class Writer {
     const appends: HotAppend[] = [];
     let samples = 0;
     let bytes = 0;
-    const { ns, shards } = this.options;
-    const enc = new RecordEncoder(this.options.maxRecordBytes);
+    const { route } = this.options;
+    const encoders = new Map<number, RecordEncoder>();
     for (const s of series) {
+      const { ns, shards, maxRecordBytes } = route ? route(s.key.metric) : this.options;
       const ref = { ns, shard: shardOf(s.id, shards) };
+      let enc = encoders.get(maxRecordBytes);
+      if (!enc) encoders.set(maxRecordBytes, (enc = new RecordEncoder(maxRecordBytes)));
       const names = Object.keys(s.fields);
       const keys = enc.keysOf(names);
       const columns = names.map((f) => s.fields[f]!);

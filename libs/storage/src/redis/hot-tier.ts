@@ -12,6 +12,7 @@ import {
   type SeriesKey,
   type ShardRef,
 } from '@s4/core';
+import { RedisCardinalityStore } from './cardinality.js';
 import { hotTierError } from './faults.js';
 import { ACQUIRE, APPEND, BUMP, RELEASE, RENEW, SCAN, SHARD_STATS, UNLOCK } from './scripts.js';
 
@@ -263,6 +264,11 @@ export class RedisHotTier implements HotTier {
   async shardStats(ref: ShardRef): Promise<HotTierStats> {
     const [bytes, logs] = await this.run('reading shard stats', () => this.redis.s4shardstats(shardPrefix(ref)));
     return { bytes: Number(bytes), logs: Number(logs) };
+  }
+
+  /** Series counters and limits on this connection (cardinality.ts), with the same timeouts and error classification. */
+  cardinality(): RedisCardinalityStore {
+    return new RedisCardinalityStore(this.redis, (what, op) => this.run(what, op));
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,7 @@
 import type { Clock, HotTier } from '@s4/core';
 import type { Config } from '@s4/config';
-import { CatalogStore, RollupBuilder, type RollupStats } from '@s4/engine';
+import { CatalogStore, RollupBuilder, addCounts, type RollupStats } from '@s4/engine';
+import { PerNamespace, threadPolicies } from '../../namespaces/per-namespace.js';
 import { openObjectStore } from '../../stores.js';
 
 /** The aggregate role: computes rollups of the flushed segments. */
@@ -10,12 +11,25 @@ export interface AggregateRoot {
   close(): Promise<void>;
 }
 
-/** Composition root of the aggregate role (runs in its worker thread): object store, catalogs, RollupBuilder. */
-export function createAggregateRoot(config: Config, hot: HotTier, clock: Clock): AggregateRoot {
+/**
+ * Composition root of the aggregate role (runs in its worker thread): object store, catalogs, a
+ * RollupBuilder per namespace; a namespace whose policy lists no rollup resolution is skipped.
+ */
+export async function createAggregateRoot(config: Config, hot: HotTier, clock: Clock): Promise<AggregateRoot> {
   const objects = openObjectStore(config);
-  const builder = new RollupBuilder(hot, objects, new CatalogStore(objects), new CatalogStore(objects, 'rollup'), { ns: config.namespace, shards: config.shards, clock });
+  const catalogs = new CatalogStore(objects);
+  const rollupCatalogs = new CatalogStore(objects, 'rollup');
+  const policies = await threadPolicies(config);
+  const builders = new PerNamespace((p) => new RollupBuilder(hot, objects, catalogs, rollupCatalogs, { ns: p.name, shards: p.shards, clock }));
   return {
-    rollup: (from, to) => builder.rollupAll(from, to),
-    close: () => objects.close(),
+    async rollup(from, to) {
+      const total: RollupStats = { objects: 0, series: 0, windows: 0 };
+      for (const p of policies.current().all) if (p.rollups.length > 0) addCounts(total, await builders.for(p).rollupAll(from, to));
+      return total;
+    },
+    async close() {
+      await policies.close();
+      await objects.close();
+    },
   };
 }

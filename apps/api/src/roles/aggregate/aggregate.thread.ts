@@ -6,8 +6,8 @@ import { createAggregateRoot } from './aggregate.root.js';
  * Entry of the aggregate (rollup) worker thread. Every S4_ROLLUP_INTERVAL_MS it re-checks the
  * days of the last S4_ROLLUP_LOOKBACK_MS; POST /v1/admin/rollup checks every day now.
  */
-await runRoleThread((config, hot, clock) => {
-  const root = createAggregateRoot(config, hot, clock);
+await runRoleThread(async (config, hot, clock) => {
+  const root = await createAggregateRoot(config, hot, clock);
   return {
     intervalMs: config.rollup.intervalMs,
     pass: (trigger) => {

@@ -11,7 +11,9 @@ import { Ingest } from './ingest.js';
 import { LabelsController } from './labels.controller.js';
 import { PROTOCOL_CONTROLLERS, PROTOCOL_PROVIDERS } from './protocols/index.js';
 import { QueryController } from './query.controller.js';
-import { HEALTH_READER, QUERY_ENGINE, WORKER_PASSES, WRITER } from './tokens.js';
+import { DeletesController } from './deletes.controller.js';
+import { NamespacesController } from './namespaces.controller.js';
+import { ADMISSION, CARDINALITY, HEALTH_READER, OBJECTS, POLICIES, QUERY_ENGINE, TOMBSTONES, WORKER_PASSES, WRITER } from './tokens.js';
 import { WriteController } from './write.controller.js';
 
 export interface ApiModuleDeps {
@@ -29,7 +31,7 @@ export class ApiModule {
   static forRoot(deps: ApiModuleDeps): DynamicModule {
     return {
       module: ApiModule,
-      controllers: [WriteController, QueryController, LabelsController, AdminController, ...PROTOCOL_CONTROLLERS],
+      controllers: [WriteController, QueryController, LabelsController, AdminController, NamespacesController, DeletesController, ...PROTOCOL_CONTROLLERS],
       providers: [
         Ingest,
         ...PROTOCOL_PROVIDERS,
@@ -41,6 +43,11 @@ export class ApiModule {
         { provide: WORKER_PASSES, useValue: deps.passes },
         { provide: INGEST_LAG, useValue: deps.lag },
         { provide: HEALTH_READER, useValue: deps.api.health },
+        { provide: ADMISSION, useValue: deps.api.admission },
+        { provide: POLICIES, useValue: deps.api.policies },
+        { provide: CARDINALITY, useValue: deps.api.cardinality },
+        { provide: TOMBSTONES, useValue: deps.api.tombstones },
+        { provide: OBJECTS, useValue: deps.api.objects },
       ],
     };
   }

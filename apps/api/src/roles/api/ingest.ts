@@ -1,15 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Clock } from '@s4/core';
 import type { Config } from '@s4/config';
-import { parseWrite, type WriteBody, type WriteResult, type Writer } from '@s4/engine';
+import { parseWrite, type Admission, type WriteBody, type WriteResult, type Writer } from '@s4/engine';
 import { CLOCK, CONFIG, METRICS } from '../../http/tokens.js';
 import type { Metrics } from '../../metrics.js';
-import { WRITER } from './tokens.js';
+import { ADMISSION, WRITER } from './tokens.js';
 
 /**
  * The one write seam every ingest endpoint goes through (/v1/write, Influx /write and
  * /api/v2/write, Prometheus remote write, Graphite): the whole request is validated by
- * `parseWrite`, then handed to the Writer (which appends to the hot tier, or with S4_INGEST=kafka
+ * `parseWrite`, checked against its namespaces' limits (`Admission.admit`), then handed to the Writer (which appends to the hot tier, or with S4_INGEST=kafka
  * produces to the shard's partition), and counted in /metrics. A protocol only turns its
  * wire format into a WriteBody; limits, validation and durability are decided here, once.
  */
@@ -20,6 +20,7 @@ export class Ingest {
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(WRITER) private readonly writer: Writer,
     @Inject(METRICS) private readonly metrics: Metrics,
+    @Inject(ADMISSION) private readonly admission: Admission,
   ) {}
 
   /**
@@ -30,7 +31,10 @@ export class Ingest {
     const started = performance.now();
     const { metrics } = this;
     try {
-      const series = parseWrite(body, this.config.limits, this.clock.now());
+      const now = this.clock.now();
+      const series = parseWrite(body, this.config.limits, now);
+      // Namespace limits: backfill, fields, samples/s, series cardinality (429 names the limit).
+      await this.admission.admit(series, now);
       const result = await this.writer.write(series);
       metrics.ingestSamples.inc(result.samples);
       metrics.ingestRequests.inc({ outcome: 'ok' });

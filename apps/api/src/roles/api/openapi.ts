@@ -172,3 +172,92 @@ export const SHARDS_SCHEMA = {
     },
   },
 };
+
+const duration = { type: ['integer', 'null'], description: 'ms; null: forever / unlimited' };
+const limitValue = { type: ['integer', 'null'], description: 'null: unlimited' };
+
+export const NAMESPACES_SCHEMA = {
+  type: 'object',
+  properties: {
+    defaultNamespace: { type: 'string' },
+    prices: { type: 'object', properties: { storageGbMonth: { type: 'number' }, putPer1000: { type: 'number' }, getPer1000: { type: 'number' } } },
+    namespaces: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          name: { type: 'string' },
+          prefixes: { type: 'array', items: { type: 'string' } },
+          shards: { type: 'integer' },
+          rawRetentionMs: duration,
+          rollups: { type: 'array', items: { type: 'object', properties: { resolution: { type: 'string' }, retentionMs: duration } } },
+          backfillMs: duration,
+          hotMs: { type: 'integer' },
+          limits: {
+            type: 'object',
+            properties: { maxActiveSeries: limitValue, maxNewSeriesPerMinute: limitValue, maxFields: { type: 'integer' }, maxRecordBytes: { type: 'integer' }, maxSamplesPerSecond: limitValue },
+          },
+        },
+      },
+    },
+  },
+};
+
+const usageRow = {
+  type: 'object',
+  properties: { namespace: { type: 'string' }, metric: { type: 'string' }, activeSeries: { type: 'integer' }, samplesHour: { type: 'integer' }, samplesDay: { type: 'integer' } },
+};
+
+export const TOP_SCHEMA = {
+  type: 'object',
+  properties: { by: { type: 'string', enum: ['series', 'samples'] }, namespaces: { type: 'array', items: usageRow }, metrics: { type: 'array', items: usageRow } },
+};
+
+export const CARDINALITY_SCHEMA = {
+  type: 'object',
+  properties: {
+    metric: { type: 'string' },
+    namespace: { type: 'string' },
+    from: { type: 'integer' },
+    to: { type: 'integer' },
+    series: { type: 'integer' },
+    tags: {
+      type: 'array',
+      items: { type: 'object', properties: { key: { type: 'string' }, values: { type: 'integer' }, top: { type: 'array', items: { type: 'object', properties: { value: { type: 'string' }, series: { type: 'integer' } } } } } },
+    },
+  },
+};
+
+export const TOMBSTONE_SCHEMA = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    namespace: { type: 'string' },
+    metric: { type: 'string' },
+    tags: { type: 'object', additionalProperties: { type: 'string' } },
+    from: { type: 'integer', description: 'inclusive, ms' },
+    to: { type: 'integer', description: 'exclusive, ms' },
+    createdAt: { type: 'integer' },
+  },
+};
+
+const sizeCount = { type: 'object', properties: { bytes: { type: 'integer' }, count: { type: 'integer' } } };
+
+export const USAGE_SCHEMA = {
+  type: 'object',
+  properties: {
+    prices: { type: 'object', properties: { storageGbMonth: { type: 'number' }, putPer1000: { type: 'number' }, getPer1000: { type: 'number' } } },
+    namespaces: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          namespace: { type: 'string' },
+          objects: { type: 'object', properties: { bytes: { type: 'integer' }, count: { type: 'integer' }, byFolder: { type: 'object', additionalProperties: sizeCount } } },
+          requestsLastDay: { type: 'object', properties: { put: { type: 'integer', description: 'PUT, COPY, POST, LIST' }, get: { type: 'integer', description: 'GET, HEAD' } } },
+          dollars: { type: 'object', properties: { storagePerMonth: { type: 'number' }, requestsLastDay: { type: 'number' }, perMonthAtThisRate: { type: 'number' } } },
+        },
+      },
+    },
+  },
+};

@@ -4,7 +4,7 @@ import { AGGS, type AggregateSpec, type QuerySpec } from '@s4/engine';
 import { FORMATS, type Format } from './output/formats.js';
 
 /** A time: integer milliseconds since the epoch, or an ISO-8601 date-time. */
-const time = z.union([z.number(), z.string().min(1)]).transform((v, ctx) => {
+export const time = z.union([z.number(), z.string().min(1)]).transform((v, ctx) => {
   const n = typeof v === 'number' ? v : /^-?\d+$/.test(v) ? Number(v) : Date.parse(v);
   if (!Number.isSafeInteger(n)) {
     ctx.addIssue({ code: 'custom', message: `${JSON.stringify(v)} is not integer milliseconds or an ISO-8601 time` });
@@ -32,7 +32,7 @@ const aggList = z
 const csvList = z.string().transform((v) => v.split(',').map((x) => x.trim()).filter(Boolean));
 const maxPoints = z.coerce.number().int('maxPoints must be an integer').min(4, 'maxPoints must be at least 4');
 
-const tagPair = z.string().regex(/^[^:]+:.*$/, 'tags are written key:value');
+export const tagPair = z.string().regex(/^[^:]+:.*$/, 'tags are written key:value');
 /** `key=value`, `key!=value`, `key=~regex`, `key!~regex`: the key ends at the first operator. */
 const MATCH_RE = /^(.+?)(=~|!~|!=|=)(.*)$/s;
 const matchParam = z.string().regex(MATCH_RE, 'matchers are written key=value, key!=value, key=~regex or key!~regex');

@@ -25,6 +25,7 @@ export class WriteController {
   @ApiResponse({ status: 202, description: 'S4_INGEST=kafka: every sample is durable in Kafka; queryable once the ingest role wrote it (see the lag in GET /v1/admin/shards)' })
   @ApiResponse({ status: 503, description: 'A store (hot tier, or Kafka in kafka mode) did not answer in time; retry after Retry-After seconds', schema: ERROR_SCHEMA })
   @ApiResponse({ status: 400, description: 'Malformed request or limit exceeded; nothing was written', schema: ERROR_SCHEMA })
+  @ApiResponse({ status: 429, description: 'A namespace limit (new series beyond maxActiveSeries or maxNewSeriesPerMinute, maxSamplesPerSecond) refused the request; nothing was written', schema: ERROR_SCHEMA })
   @ApiResponse({ status: 413, description: 'Body, sample count or record size over its limit; nothing was written', schema: ERROR_SCHEMA })
   async write(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();

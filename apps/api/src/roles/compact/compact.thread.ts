@@ -6,8 +6,8 @@ import { createCompactRoot } from './compact.root.js';
  * at least S4_COMPACT_MIN_PARTS parts and ended S4_COMPACT_SETTLE_MS ago, and deletes replaced
  * parts whose grace has passed; POST /v1/admin/compact runs the same pass now.
  */
-await runRoleThread((config, hot, clock) => {
-  const root = createCompactRoot(config, hot, clock);
+await runRoleThread(async (config, hot, clock) => {
+  const root = await createCompactRoot(config, hot, clock);
   return {
     intervalMs: config.compact.intervalMs,
     pass: () => root.compact(),

@@ -22,6 +22,8 @@ export interface RoleThreadObserver {
   ended(role: WorkerRole, threadId: number, unexpectedly: boolean): void;
   pass(role: WorkerRole, trigger: Trigger, stats: PassStats, ms: number): void;
   passFailed(role: WorkerRole, trigger: Trigger, error: Error): void;
+  /** Object-store requests the thread made, per namespace. */
+  usage?(requests: [string, { put: number; get: number }][]): void;
 }
 
 export interface RoleThreadOptions {
@@ -160,6 +162,9 @@ export class RoleThread {
         else waiter.reject(fromWire(m.error));
         return;
       }
+      case 'usage':
+        observer.usage?.(m.requests);
+        break;
       case 'pass':
         observer.pass(role, m.trigger, m.stats, m.ms);
         return;

@@ -2,7 +2,7 @@ import { isMainThread, parentPort, threadId, workerData } from 'node:worker_thre
 import { systemClock, type Clock, type HotTier } from '@s4/core';
 import type { Config } from '@s4/config';
 import { PeriodicWorker } from '@s4/engine';
-import { openRedisHotTier } from '../../stores.js';
+import { REQUESTS, openRedisHotTier } from '../../stores.js';
 import { HotTierClient } from './hot-tier-rpc.js';
 import { toWire, type CallMethod, type FromThread, type PassStats, type ThreadData, type ToThread, type Trigger } from './wire.js';
 
@@ -43,9 +43,15 @@ export async function runRoleThread(build: (config: Config, hot: HotTier, clock:
 
   const pass = async (trigger: Trigger): Promise<PassStats> => {
     const started = performance.now();
-    const stats = await work.pass(trigger);
-    post({ type: 'pass', trigger, stats, ms: performance.now() - started });
-    return stats;
+    try {
+      const stats = await work.pass(trigger);
+      post({ type: 'pass', trigger, stats, ms: performance.now() - started });
+      return stats;
+    } finally {
+      // The requests of the pass (and of the background work since the last one) for the cost report.
+      const requests = REQUESTS.take();
+      if (requests.length > 0) post({ type: 'usage', requests });
+    }
   };
   const periodic = data.periodic
     ? new PeriodicWorker(

@@ -39,6 +39,8 @@ export type FromThread =
   | { readonly type: 'reply'; readonly id: number; readonly ok: false; readonly error: WireError }
   | { readonly type: 'pass'; readonly trigger: Trigger; readonly stats: PassStats; readonly ms: number }
   | { readonly type: 'pass-error'; readonly trigger: Trigger; readonly error: WireError }
+  /** The thread's object-store requests per namespace since its last report (the cost report). */
+  | { readonly type: 'usage'; readonly requests: [string, { put: number; get: number }][] }
   | { readonly type: 'stopped' };
 
 /**
