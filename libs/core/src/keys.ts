@@ -100,10 +100,11 @@ export function catalogDaysKey(ref: ShardRef, kind: CatalogKind = 'segment'): st
 /**
  * The segment parts of a shard that left its catalogs (folded by the compactor) or were uploaded
  * by a fold that never committed, waiting to be deleted once no reader can still be using them
- * (catalog.md, "Pending deletes"). A sibling of the shard's catalog folder, like its day list.
+ * (catalog.md, "Pending deletes"); for `rollup`, the rollup objects a newer one replaced. A
+ * sibling of the shard's catalog folder, like its day list.
  */
-export function pendingDeletesKey(ref: ShardRef): string {
-  return `${catalogFolder(ref, 'segment')}.deletes`;
+export function pendingDeletesKey(ref: ShardRef, kind: CatalogKind = 'segment'): string {
+  return `${catalogFolder(ref, kind)}.deletes`;
 }
 
 /**
@@ -148,6 +149,16 @@ const DAY_ROLLUP_RE = /\/d-[0-9a-f]{16}\.s4rol$/;
 /** Whether a rollup key names a day object (`dayRollupKey`) rather than an hour's (`rollupKey`). */
 export function isDayRollupKey(key: string): boolean {
   return DAY_ROLLUP_RE.test(key);
+}
+
+const ROLLUP_DAY_RE = /\/rollup\/obj\/\d{4}\/(\d{8})(?:T\d{2}Z)?\/[rd]-[0-9a-f]{16}\.s4rol$/;
+
+/** The UTC day start of a rollup key (hour or day object), or null when it is not one. */
+export function rollupKeyDay(key: string): number | null {
+  const m = ROLLUP_DAY_RE.exec(key);
+  if (!m) return null;
+  const d = m[1]!;
+  return Date.UTC(+d.slice(0, 4), +d.slice(4, 6) - 1, +d.slice(6, 8));
 }
 
 const SEGMENT_RE = /^v1\/([^/]+)\/seg\/(\d{4})\/(\d{8}T\d{2}Z)\/p(\d{6})-f(\d{10})\.s4seg$/;

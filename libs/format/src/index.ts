@@ -35,3 +35,14 @@ export {
   type ReadQuery,
 } from './protocols/prometheus.js';
 export { formatGraphiteLine, graphiteGlob, parseGraphiteLine } from './protocols/graphite.js';
+export {
+  RAW_MARKER,
+  ROLLUP_COLUMNS,
+  ROLLUP_COLUMNS_V1,
+  bucketsToColumns,
+  columnsToBuckets,
+  parseRollupSeriesId,
+  resolutionMs,
+  rollupSeriesId,
+  type Bucket,
+} from './rollup/rollup.js';

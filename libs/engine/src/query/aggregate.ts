@@ -1,7 +1,7 @@
-import { canonicalSeries, isDayRollupKey, nameMap, own, type SeriesKey, type ShardRef } from '@s4/core';
+import { DAY_MS, canonicalSeries, isDayRollupKey, nameMap, own, type SeriesKey, type ShardRef } from '@s4/core';
 import { mapLimit } from '../concurrency.js';
 import { aggColumn, aggValue, bucketize, mergeBuckets, type Bucket } from '../rollup/buckets.js';
-import { mergeWindows } from './raw-reader.js';
+import { mergeWindows, type RawSources } from './raw-reader.js';
 import type { Readers } from './readers.js';
 import type { AggregateSpec, SeriesResult } from './types.js';
 
@@ -58,7 +58,7 @@ function group(perShard: readonly SeriesBuckets[][], spec: AggregateSpec): Serie
 async function aggregateShard({ hot, planner, raw, rollups }: Readers, ref: ShardRef, spec: AggregateSpec): Promise<SeriesBuckets[]> {
   const scan = await hot.scan(ref, spec.metric, spec.from, spec.to);
   const entries = await planner.segmentEntries(ref, spec, scan.generation);
-  const { resolution, rolled, skipRaw } = await planner.rollupPlan(ref, spec, entries, scan.logs);
+  const { rolled, skipRaw } = await planner.rollupPlan(ref, spec, entries, scan.logs);
 
   const series = new Map<string, { key: SeriesKey; fields: Map<string, Bucket[][]> }>();
   const add = (id: string, key: SeriesKey, field: string, buckets: Bucket[]) => {
@@ -69,19 +69,33 @@ async function aggregateShard({ hot, planner, raw, rollups }: Readers, ref: Shar
     if (!l) s.fields.set(field, (l = []));
     l.push(buckets);
   };
+  const addRaw = (sources: RawSources) => {
+    for (const [id, { key, windows }] of sources) {
+      const data = mergeWindows(windows, spec, spec.fields);
+      for (const [field, col] of Object.entries(data.fields)) add(id, key, field, bucketize(data.ts, col, spec.step));
+    }
+  };
 
+  // The rollup object answering each window (a day object answers every hour of its day).
+  const rollupOf = (w: number) => (skipRaw.has(w) ? rolled.get(Math.floor(w / DAY_MS) * DAY_MS) : rolled.get(w));
   const fromRollup = (w: number) => skipRaw.has(w) || (rolled.has(w) && !isDayRollupKey(rolled.get(w)!.key));
-  const rawSources = await raw.sources(
-    spec,
-    entries.filter((e) => !fromRollup(e.window)),
-    scan.logs.filter((l) => !fromRollup(l.window)),
-  );
-  for (const [id, { key, windows }] of rawSources) {
-    const data = mergeWindows(windows, spec, spec.fields);
-    for (const [field, col] of Object.entries(data.fields)) add(id, key, field, bucketize(data.ts, col, spec.step));
+  const [rawSources, needRaw] = await Promise.all([
+    raw.sources(
+      spec,
+      entries.filter((e) => !fromRollup(e.window)),
+      scan.logs.filter((l) => !fromRollup(l.window)),
+    ),
+    rollups.read(spec, rolled.values(), spec.step, add),
+  ]);
+  addRaw(rawSources);
+  // Series a rollup object stores no resolution for that divides the step: their raw parts, in those windows only.
+  if (needRaw.size > 0) {
+    const keep = (id: string, w: number) => {
+      const r = rollupOf(w);
+      return r !== undefined && needRaw.get(r)?.has(id) === true;
+    };
+    addRaw(await raw.sources(spec, entries.filter((e) => fromRollup(e.window) && needRaw.has(rollupOf(e.window)!)), [], undefined, keep));
   }
-
-  if (resolution) await rollups.read(spec, rolled.values(), resolution, add);
 
   return [...series].map(([id, s]) => ({ id, key: s.key, fields: new Map([...s.fields].map(([f, lists]) => [f, mergeBuckets(lists, spec.step)] as const)) }));
 }

@@ -122,9 +122,16 @@ export class RawReader {
 
   /**
    * Per matching series and window: the raw sources in ascending precedence (parts in the order
-   * given, then hot logs). Series in `skip` are not read from the parts.
+   * given, then hot logs). Series in `skip` are not read from the parts, nor those `keep` refuses
+   * for the part's window.
    */
-  async sources(spec: QuerySpec, entries: readonly CatalogEntry[], logs: readonly HotLog[], skip?: ReadonlyMap<string, unknown>): Promise<RawSources> {
+  async sources(
+    spec: QuerySpec,
+    entries: readonly CatalogEntry[],
+    logs: readonly HotLog[],
+    skip?: ReadonlyMap<string, unknown>,
+    keep?: (id: string, window: number) => boolean,
+  ): Promise<RawSources> {
     const bySeries: RawSources = new Map();
     const sourcesOf = (id: string, key: SeriesKey, window: number) => {
       let s = bySeries.get(id);
@@ -135,7 +142,7 @@ export class RawReader {
     };
     const perEntry = await mapLimit(entries, Math.max(1, Math.ceil(this.concurrency / 2)), async (entry) => {
       const footer = await this.footer(entry);
-      const wanted = candidates(footer, spec).filter((s) => !skip?.has(s.id) && s.metric === spec.metric && tagsMatch(s.tags, spec.tags) && s.maxTs >= spec.from && s.minTs < spec.to);
+      const wanted = candidates(footer, spec).filter((s) => !skip?.has(s.id) && (keep?.(s.id, entry.window) ?? true) && s.metric === spec.metric && tagsMatch(s.tags, spec.tags) && s.maxTs >= spec.from && s.minTs < spec.to);
       return { entry, wanted, blocks: await this.readBlocks(entry, wanted, spec.fields) };
     });
     // Insert in catalog order (window, fence, part), so precedence is right whatever finished first.
