@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { PreconditionFailedError, currentRollupKey, pendingDeletesKey, segmentKey, type HotTier, type ObjectStore, type ShardRef } from '@s4/core';
+import { PreconditionFailedError, currentRollupKey, isDaySegmentKey, pendingDeletesKey, segmentKey, type HotTier, type ObjectStore, type ShardRef } from '@s4/core';
 import { decodePendingDeletes, type CatalogEntry } from '@s4/format';
 import { OrphanSweeper, type Compactor } from '@s4/engine';
 import { H, Harness, MIN, answers, dayOf, sleep, type Sample, type StoreMode } from '../support/compact-harness.js';
@@ -142,6 +142,64 @@ describe.each(MODES)('Compactor on %s', (mode) => {
     const got = [];
     for await (const s of h.query().query({ metric: probe.metric, tags: probe.tags, from: probe.ts, to: probe.ts + 1 })) got.push(s);
     expect(got[0]!.fields.v).toEqual([-7]);
+  });
+
+  it('folds a closed shard-day into one day object, answers stay exactly the same, late data after it wins and folds in again', async () => {
+    const h = await harness(mode);
+    const days = [dayOf(H0)];
+    const [base, round2, , round4] = rounds(11);
+    await h.writeAndFlush(base!);
+    await h.writeAndFlush(round2!);
+    await h.rollups.rollupAll(H0 - H, H0 + 3 * H);
+    const from = H0 - H;
+    const to = H0 + 3 * H;
+    const before = await answers(h.warm, METRICS, from, to, SELECTORS);
+    const hourParts = [...(await windowsOf(h, days)).values()].flat();
+    const compactor = h.compactor();
+
+    // The day is not closed until its late-data window (dayAfterMs, 2 h by default) has passed.
+    h.clock.set(dayOf(H0) + 86_400_000 + 2 * H - 1);
+    const early = await compactor.compactAll();
+    expect(early.days).toBe(0);
+    expect(early.windows).toBe(4);
+    h.clock.set(dayOf(H0) + 86_400_000 + 2 * H);
+    const stats = await compactor.compactAll();
+    expect(stats.days).toBe(2); // one per shard
+    for (const ref of h.refs()) {
+      const entries = await h.entries(ref, days);
+      expect(entries.map((e) => e.window).sort()).toEqual([H0, H0 + H]); // listed once per window it holds
+      expect(new Set(entries.map((e) => e.key)).size).toBe(1);
+      expect(isDaySegmentKey(entries[0]!.key)).toBe(true);
+    }
+    expect(await answers(h.warm, METRICS, from, to, SELECTORS)).toEqual(before);
+    expect(await answers(h.query(), METRICS, from, to, SELECTORS)).toEqual(before);
+    // Rollups follow (day objects of the rollups too) and answer the same.
+    await h.rollups.rollupAll(H0 - H, H0 + 3 * H);
+    expect(await answers(h.query(), METRICS, from, to, SELECTORS)).toEqual(before);
+
+    // After the grace only the day objects are left.
+    h.clock.set(h.clock.now() + 11 * MIN);
+    expect((await compactor.compactAll()).deleted).toBe(new Set(hourParts.map((p) => p.key)).size + 4);
+    const dayKeys = (await Promise.all(h.refs().map((ref) => h.entries(ref, days)))).flat().map((e) => e.key);
+    expect([...(await h.segmentObjects()).keys()].sort()).toEqual([...new Set(dayKeys)].sort());
+
+    // Late data for the closed day: a part ranking after the day object wins; the next pass folds the day again.
+    const again = round4!.map((x) => ({ ...x, fields: { v: -9 } }));
+    await h.writeAndFlush(again);
+    const withLate = await answers(h.query(), METRICS, from, to, SELECTORS);
+    expect(withLate).not.toEqual(before);
+    const refold = await compactor.compactAll();
+    expect(refold.days).toBe(2);
+    expect(await answers(h.warm, METRICS, from, to, SELECTORS)).toEqual(withLate);
+    expect(await answers(h.query(), METRICS, from, to, SELECTORS)).toEqual(withLate);
+    h.clock.set(h.clock.now() + 11 * MIN);
+    await compactor.compactAll();
+    for (const ref of h.refs()) {
+      expect(new Set((await h.entries(ref, days)).map((e) => e.key)).size).toBe(1);
+      expect(await pendingOf(h, ref)).toEqual([]);
+    }
+    const orphans = await new OrphanSweeper(h.objects, h.catalogs, { ns: h.ns, shards: 2, graceMs: 0, clock: h.clock }).sweep();
+    expect(orphans.pending + orphans.deleted).toBe(0);
   });
 
   /** A store that registers a copy of a window-H0 part as (fence, part) right before the fold's catalog write. */

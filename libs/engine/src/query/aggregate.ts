@@ -72,7 +72,11 @@ async function aggregateShard({ hot, planner, raw, rollups }: Readers, ref: Shar
   const addRaw = (sources: RawSources) => {
     for (const [id, { key, windows }] of sources) {
       const data = mergeWindows(windows, spec, spec.fields);
-      for (const [field, col] of Object.entries(data.fields)) add(id, key, field, bucketize(data.ts, col, spec.step));
+      // A field without numbers has no buckets here, as it has none in a rollup: the answer is the same either way.
+      for (const [field, col] of Object.entries(data.fields)) {
+        const buckets = bucketize(data.ts, col, spec.step);
+        if (buckets.length > 0) add(id, key, field, buckets);
+      }
     }
   };
 

@@ -1,4 +1,4 @@
-import { tagsMatch, type HotLog, type ObjectStore, type SeriesColumns, type SeriesKey } from '@s4/core';
+import { WINDOW_MS, isDaySegmentKey, tagsMatch, type HotLog, type ObjectStore, type SeriesColumns, type SeriesKey } from '@s4/core';
 import { assemble, columnRanges, decodeBlock, decodeBlockColumns, decodeFooter, decodeRecords, projectColumns, selectPaths, type ByteRange, type CatalogEntry, type FooterEntry, type SegmentFooter } from '@s4/format';
 import { clip, concatWindows, mergeSources, type Source } from '../columns/merge.js';
 import { mapLimit } from '../concurrency.js';
@@ -140,14 +140,36 @@ export class RawReader {
       if (!list) s.windows.set(window, (list = []));
       return list;
     };
-    const perEntry = await mapLimit(entries, Math.max(1, Math.ceil(this.concurrency / 2)), async (entry) => {
-      const footer = await this.footer(entry);
-      const wanted = candidates(footer, spec).filter((s) => !skip?.has(s.id) && (keep?.(s.id, entry.window) ?? true) && s.metric === spec.metric && tagsMatch(s.tags, spec.tags) && s.maxTs >= spec.from && s.minTs < spec.to);
-      return { entry, wanted, blocks: await this.readBlocks(entry, wanted, spec.fields) };
-    });
+    // A day object is listed once per hour window it holds (keys.md, "Day fold"): it is read
+    // once, and each of its entries contributes the samples of its own window only.
+    const windowsOf = new Map<string, number[]>();
+    for (const e of entries) windowsOf.set(e.key, [...(windowsOf.get(e.key) ?? []), e.window]);
+    const reads = new Map<string, Promise<{ wanted: FooterEntry[]; blocks: SeriesColumns[] }>>();
+    const readOnce = (entry: CatalogEntry) => {
+      let read = reads.get(entry.key);
+      if (!read) {
+        const windows = windowsOf.get(entry.key)!;
+        read = (async () => {
+          const footer = await this.footer(entry);
+          const wanted = candidates(footer, spec).filter(
+            (s) => !skip?.has(s.id) && (!keep || windows.some((w) => keep(s.id, w))) && s.metric === spec.metric && tagsMatch(s.tags, spec.tags) && s.maxTs >= spec.from && s.minTs < spec.to,
+          );
+          return { wanted, blocks: await this.readBlocks(entry, wanted, spec.fields) };
+        })();
+        reads.set(entry.key, read);
+      }
+      return read;
+    };
+    const perEntry = await mapLimit(entries, Math.max(1, Math.ceil(this.concurrency / 2)), async (entry) => ({ entry, ...(await readOnce(entry)) }));
     // Insert in catalog order (window, fence, part), so precedence is right whatever finished first.
-    for (const { entry, wanted, blocks } of perEntry)
-      wanted.forEach((s, i) => sourcesOf(s.id, { metric: s.metric, tags: s.tags }, entry.window).push({ data: blocks[i]!, sortedUnique: true }));
+    for (const { entry, wanted, blocks } of perEntry) {
+      const day = isDaySegmentKey(entry.key);
+      wanted.forEach((s, i) => {
+        if (keep && !keep(s.id, entry.window)) return;
+        const data = day ? clip(blocks[i]!, entry.window, entry.window + WINDOW_MS) : blocks[i]!;
+        if (data.ts.length > 0) sourcesOf(s.id, { metric: s.metric, tags: s.tags }, entry.window).push({ data, sortedUnique: true });
+      });
+    }
     for (const log of logs) {
       if (!tagsMatch(log.key.tags, spec.tags)) continue;
       const data = decodeRecords(log.data);

@@ -9,11 +9,13 @@ import {
   type Clock,
   type HotTier,
   type ObjectStore,
+  type SeriesData,
   type ShardRef,
 } from '@s4/core';
 import { RAW_MARKER, bucketsToColumns, columnsToBuckets, decodeSegment, encodeSegment, parseRollupSeriesId, rollupSeriesId, type CatalogEntry, type SegmentSeriesInput } from '@s4/format';
 import { entryOf, type CatalogStore } from '../catalog/catalog-store.js';
 import { mergeSources, type Source } from '../columns/merge.js';
+import { readPart } from '../compact/fold.js';
 import { PendingDeletesStore, upsert } from '../compact/pending-deletes.js';
 import { mapLimit } from '../concurrency.js';
 import { bucketize, type Bucket } from './buckets.js';
@@ -116,9 +118,11 @@ export class RollupBuilder {
       const closed = day + DAY_MS + this.dayAfterMs <= now;
       // A closed day's object stands for every hour of it: their hourly objects may be gone.
       if (closed && have.has(dayKey)) continue;
+      // A day object serves every window of its day: read and decode it once.
+      const reads = new Map<string, Promise<SeriesData[]>>();
       for (const [window, key] of hourly) {
         if (have.has(key)) continue;
-        stats.series += await this.rollupWindow(ref, window, byWindow.get(window)!, key);
+        stats.series += await this.rollupWindow(ref, window, byWindow.get(window)!, key, reads);
         stats.objects++;
       }
       if (closed) {
@@ -129,13 +133,11 @@ export class RollupBuilder {
     return stats;
   }
 
-  private async rollupWindow(ref: ShardRef, window: number, parts: CatalogEntry[], key: string): Promise<number> {
+  private async rollupWindow(ref: ShardRef, window: number, parts: CatalogEntry[], key: string, reads: Map<string, Promise<SeriesData[]>>): Promise<number> {
     const ordered = [...parts].sort((a, b) => a.fence - b.fence || a.part - b.part);
     const sources = new Map<string, { metric: string; tags: Record<string, string>; list: Source[] }>();
     for (const part of ordered) {
-      const got = await this.objects.get(part.key);
-      if (!got || got.notModified) throw new Error(`segment ${part.key} is registered but missing`);
-      for (const s of decodeSegment(got.body).series) {
+      for (const s of await readPart(this.objects, part, reads)) {
         let entry = sources.get(s.id);
         if (!entry) sources.set(s.id, (entry = { metric: s.metric, tags: { ...s.tags }, list: [] }));
         entry.list.push({ data: { ts: s.ts, fields: s.fields }, sortedUnique: true });

@@ -27,11 +27,11 @@ function minuteBuckets(n: number, seed: number): Bucket[] {
   });
 }
 
-const CONTENT: Content = [
+const CONTENT: Content = ([
   { id: rollupSeriesId('0a1b2c3d4e5f6071', '1m'), metric: 'sensor.temp', tags: { device: 'dev-ü' }, fields: { value: minuteBuckets(60, 1), spare: minuteBuckets(60, 2).filter((_, i) => i % 2 === 0) } },
   { id: rollupSeriesId('0a1b2c3d4e5f6071', '1h'), metric: 'sensor.temp', tags: { device: 'dev-ü' }, fields: { value: [{ start: H, count: 3598, sum: 180_012.5, min: -0.5, max: Infinity, first: 50.25, firstTs: H + 17, last: 49.75, lastTs: H + 3_599_000 }] } },
   { id: rollupSeriesId('7f3a0c1d2e4b5a69', RAW_MARKER), metric: 'sensor.temp', tags: { device: 'sparse' }, fields: {} },
-].sort((a, b) => (a.id < b.id ? -1 : 1)); // footer order
+] as Content).sort((a, b) => (a.id < b.id ? -1 : 1)); // footer order
 
 /** Version 2 columns, as the rollup builder writes them. */
 function entriesV2(content: Content): SegmentSeriesInput[] {

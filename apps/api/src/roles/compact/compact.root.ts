@@ -28,6 +28,7 @@ export function createCompactRoot(config: Config, hot: HotTier, clock: Clock): C
     deleteGraceMs: c.deleteGraceMs,
     lookbackMs: c.lookbackMs,
     concurrency: c.concurrency,
+    dayAfterMs: c.dayAfterMs,
   });
   return {
     compact: () => compactor.compactAll(),
