@@ -37,7 +37,7 @@ const root = new URL('../../', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 's4-rollup-bench-'));
 const port = 18000 + Math.floor(Math.random() * 1000);
 const url = `http://127.0.0.1:${port}`;
-const env = { ...process.env, S4_DATA_DIR: dir, S4_PORT: String(port), S4_HOST: '127.0.0.1', S4_LOG_LEVEL: 'warn', S4_FLUSH_INTERVAL_MS: '3600000', S4_ROLLUP_INTERVAL_MS: '3600000' };
+const env = { ...process.env, S4_DATA_DIR: dir, S4_PORT: String(port), S4_HOST: '127.0.0.1', S4_LOG_LEVEL: 'warn', S4_FLUSH_INTERVAL_MS: '3600000', S4_ROLLUP_INTERVAL_MS: '3600000', S4_COMPACT_INTERVAL_MS: '3600000', S4_COMPACT_LOOKBACK_MS: String(3650 * 86_400_000) };
 
 let server;
 async function boot() {
@@ -98,7 +98,6 @@ const t2 = performance.now();
 const rollup = JSON.parse((await ok(`${url}/v1/admin/rollup`, { method: 'POST' })).body.toString());
 const rollupMs = performance.now() - t2;
 await stop(server);
-await boot();
 
 const end = START + DAYS * DAY;
 const sensor = 's007';
@@ -107,12 +106,14 @@ const queries = METRICS ? [
   ['one metric of all hosts, whole range, 1-h avg', `metric=node.m00&from=${START}&to=${end}&step=1h&agg=avg`],
   ['one metric of all hosts, whole range, 1-h max by nothing (one line)', `metric=node.m00&from=${START}&to=${end}&step=1h&agg=max&groupBy=`],
   ['one series, one day, 5-min avg (no 5-min rollup: raw)', `metric=node.m00&tag=host:host-0007&from=${START + DAY}&to=${START + 2 * DAY}&step=5m&agg=avg`],
+  ['one series, whole range raw, maxPoints=2000', `metric=node.m00&tag=host:host-0007&from=${START}&to=${end}&maxPoints=2000&format=msgpack`],
   ['(reference) one series, one raw day, all points', `metric=node.m00&tag=host:host-0007&from=${START + DAY}&to=${START + 2 * DAY}&format=msgpack`],
 ] : [
   ['one sensor, whole range, 1-h avg', `metric=bench.value&tag=sensor:${sensor}&from=${START}&to=${end}&step=1h&agg=avg`],
   ['all sensors, whole range, 1-h avg', `metric=bench.value&from=${START}&to=${end}&step=1h&agg=avg`],
   ['one sensor, one day, 1-min min/max/avg', `metric=bench.value&tag=sensor:${sensor}&from=${START + 3 * DAY}&to=${START + 4 * DAY}&step=1m&agg=min,max,avg`],
   ['one sensor, one raw day, maxPoints=1000', `metric=bench.value&tag=sensor:${sensor}&from=${START + 3 * DAY}&to=${START + 4 * DAY}&maxPoints=1000&format=msgpack`],
+  ['one sensor, whole range raw, maxPoints=2000', `metric=bench.value&tag=sensor:${sensor}&from=${START}&to=${end}&maxPoints=2000&format=msgpack`],
   ['(reference) one sensor, one raw day, all points', `metric=bench.value&tag=sensor:${sensor}&from=${START + 3 * DAY}&to=${START + 4 * DAY}&format=msgpack`],
 ];
 async function run(q) {
@@ -124,33 +125,59 @@ async function run(q) {
   const points = parsed.reduce((n, s) => n + s.ts.length, 0);
   return { ms, reads: (await objectReads()) - before, points };
 }
-const rows = [];
-for (const [name, q] of queries) {
-  const cold = await run(q);
-  const warm = [];
-  for (let i = 0; i < REPEATS; i++) warm.push(await run(q));
-  rows.push({ name, cold, warm: summary(warm.map((w) => w.ms)), warmReads: warm[warm.length - 1].reads, points: cold.points });
-}
-await stop(server);
-
-const seg = dirBytes(join(dir, 'objects/v1/default/seg')).bytes + dirBytes(join(dir, 'objects/v1/default/cat')).bytes;
-const rolOnDisk = dirBytes(join(dir, 'objects/v1/default/rollup')).bytes;
-// At rest: what the rollup catalogs name, plus the catalogs; objects a newer one replaced are
-// deleted by the next rollup pass after the grace (10 min), which this bench does not wait for.
-let rol = 0;
-const rcat = join(dir, 'objects/v1/default/rollup/cat');
-const walk = (d) => {
-  for (const name of readdirSync(d)) {
-    const p = join(d, name);
-    if (statSync(p).isDirectory()) walk(p);
-    else {
-      rol += statSync(p).size;
-      if (p.endsWith('.s4cat')) for (const e of decodeCatalog(new Uint8Array(readFileSync(p))).entries) rol += e.size;
-    }
+/** Every query once right after a restart (cold), then REPEATS times warm. */
+async function measure() {
+  await boot();
+  const rows = [];
+  for (const [name, q] of queries) {
+    const cold = await run(q);
+    const warm = [];
+    for (let i = 0; i < REPEATS; i++) warm.push(await run(q));
+    rows.push({ name, cold, warm: summary(warm.map((w) => w.ms)), warmReads: warm[warm.length - 1].reads, points: cold.points });
   }
-};
-walk(rcat);
+  await stop(server);
+  return rows;
+}
+
+/**
+ * Bytes at rest under a catalog folder: the objects its catalogs name (once each: a day object is
+ * listed per window), plus the catalogs and day lists. Objects a fold or a newer rollup replaced
+ * wait out their delete grace (10 min) before a later pass deletes them; the bench does not wait.
+ */
+function atRest(catDir) {
+  let bytes = 0;
+  const keys = new Map();
+  const walk = (d) => {
+    for (const name of readdirSync(d)) {
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (!p.endsWith('.deletes')) {
+        // (The pending-deletes lists are left out: they empty once the grace has passed.)
+        bytes += statSync(p).size;
+        if (p.endsWith('.s4cat')) for (const e of decodeCatalog(new Uint8Array(readFileSync(p))).entries) keys.set(e.key, e.size);
+      }
+    }
+  };
+  walk(catDir);
+  for (const size of keys.values()) bytes += size;
+  return { bytes, objects: keys.size };
+}
+const storage = () => ({ seg: atRest(join(dir, 'objects/v1/default/cat')), rol: atRest(join(dir, 'objects/v1/default/rollup/cat')) });
+
+const rowsBefore = await measure();
+const before = storage();
+await boot();
+const t3 = performance.now();
+const compact = JSON.parse((await ok(`${url}/v1/admin/compact`, { method: 'POST' })).body.toString());
+const compactMs = performance.now() - t3;
+const t4 = performance.now();
+const rollup2 = JSON.parse((await ok(`${url}/v1/admin/rollup`, { method: 'POST' })).body.toString());
+const rollup2Ms = performance.now() - t4;
+await stop(server);
+const rowsAfter = await measure();
+const after = storage();
 const samples = samplesLoaded;
+const onDisk = dirBytes(join(dir, 'objects')).bytes;
 const m = machine();
 let commit = 'unknown';
 try {
@@ -165,11 +192,23 @@ const md = [
   '',
   `- Each query: once right after a restart (cold: empty footer/block cache), then ${REPEATS} times warm (median, min–max). Client time includes transfer and parsing.`,
   '',
-  '| query | points | cold ms | cold object reads | warm ms (median, min–max) | warm object reads |',
-  '|---|---|---|---|---|---|',
-  ...rows.map((r) => `| ${r.name} | ${r.points} | ${f(r.cold.ms)} | ${r.cold.reads} | ${f(r.warm.median)} (${f(r.warm.min)}–${f(r.warm.max)}) | ${r.warmReads} |`),
+  `- Then \`POST /v1/admin/compact\` folded every closed shard-day into one day object (${(compactMs / 1000).toFixed(1)} s: ${compact.days} days, ${compact.partsIn} parts in, ${compact.windows} windows), and \`POST /v1/admin/rollup\` rebuilt the rollups of the folded days (${(rollup2Ms / 1000).toFixed(1)} s, ${rollup2.objects} objects); the queries ran again.`,
   '',
-  `Storage: segments + catalogs ${(seg / 2 ** 20).toFixed(1)} MiB (${(seg / samples).toFixed(3)} B/sample); rollups at rest ${(rol / 2 ** 20).toFixed(2)} MiB (${(rol / samples).toFixed(3)} B/sample) = **${((100 * rol) / seg).toFixed(1)} %** of raw bytes (on disk right after the pass, replaced hourly objects still in their delete grace: ${(rolOnDisk / 2 ** 20).toFixed(1)} MiB).`,
+  '| query | points | hour parts: cold ms (object reads) | warm ms (median, min–max) | day objects: cold ms (object reads) | warm ms (median, min–max) |',
+  '|---|---|---|---|---|---|',
+  ...rowsBefore.map((r, i) => {
+    const a = rowsAfter[i];
+    return `| ${r.name} | ${r.points}${a.points === r.points ? '' : ` / ${a.points}`} | ${f(r.cold.ms)} (${r.cold.reads}) | ${f(r.warm.median)} (${f(r.warm.min)}–${f(r.warm.max)}) | ${f(a.cold.ms)} (${a.cold.reads}) | ${f(a.warm.median)} (${f(a.warm.min)}–${f(a.warm.max)}) |`;
+  }),
+  '',
+  '| at rest | raw segments + catalogs | rollups + their catalogs | rollups / raw |',
+  '|---|---|---|---|',
+  ...[
+    ['hour parts', before],
+    ['day objects', after],
+  ].map(([name, st]) => `| ${name} | ${(st.seg.bytes / 2 ** 20).toFixed(2)} MiB, ${st.seg.objects} objects (${(st.seg.bytes / samples).toFixed(3)} B/sample) | ${(st.rol.bytes / 2 ** 20).toFixed(2)} MiB, ${st.rol.objects} objects (${(st.rol.bytes / samples).toFixed(3)} B/sample) | **${((100 * st.rol.bytes) / st.seg.bytes).toFixed(1)} %** |`),
+  '',
+  `On disk at the end ${(onDisk / 2 ** 20).toFixed(1)} MiB: the replaced hour parts and hourly rollups wait out their 10-minute delete grace, which the bench does not wait for.`,
 ].join('\n');
 console.log(md);
 if (process.env.BENCH_WRITE_DOC !== '0') {
