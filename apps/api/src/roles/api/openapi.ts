@@ -112,10 +112,10 @@ export const FLUSH_RESULT_SCHEMA = {
 
 export const COMPACT_RESULT_SCHEMA = {
   type: 'object',
-  properties: Object.fromEntries(['windows', 'partsIn', 'bytesIn', 'bytesOut', 'samples', 'deleted', 'aborted', 'busyShards'].map((k) => [k, { type: 'integer' }])),
+  properties: Object.fromEntries(['windows', 'days', 'partsIn', 'bytesIn', 'bytesOut', 'samples', 'deleted', 'aborted', 'busyShards'].map((k) => [k, { type: 'integer' }])),
 };
 
 export const ROLLUP_RESULT_SCHEMA = {
   type: 'object',
-  properties: { objects: { type: 'integer' }, series: { type: 'integer' }, windows: { type: 'integer' } },
+  properties: { objects: { type: 'integer' }, series: { type: 'integer' }, windows: { type: 'integer' }, deleted: { type: 'integer', description: 'replaced rollup objects deleted after their grace' } },
 };
