@@ -182,7 +182,7 @@ describe('rollups sized to the data', () => {
     const shardsWithData = hourly.length / 3;
     expect([1, 2]).toContain(shardsWithData);
 
-    e.clock.set(H0 + 26 * H); // closed (a day and its late-data hour ago): one day object replaces them
+    e.clock.set(H0 + 27 * H); // closed (a day and its late-data window of 3 h ago): one day object replaces them
     expect((await e.rollups.rollupAll(0, H0 + 86_400_000)).objects).toBe(shardsWithData);
     const days = await allRollups(e);
     expect(days).toHaveLength(shardsWithData);
@@ -202,7 +202,7 @@ describe('rollups sized to the data', () => {
     expect(stored.get(seriesId(SERIES[1]!))).toEqual(['1h']);
     for (const k of hourly) expect(await e.objects.get(k)).not.toBeNull(); // within the grace
 
-    e.clock.set(H0 + 26 * H + 600_000);
+    e.clock.set(H0 + 27 * H + 600_000);
     expect((await e.rollups.rollupAll(0, H0 + 86_400_000)).deleted).toBe(hourly.length);
     for (const k of hourly) expect(await e.objects.get(k)).toBeNull();
     await check(e, model, 60_000, H0 - 24 * H, H0 + 48 * H, false);

@@ -12,7 +12,8 @@ export async function listSeries(
   await mapLimit(planner.shards(), concurrency, async (ref) => {
     const generation = await hot.generation(ref);
     for (const k of await hot.seriesIn(ref, metric, from, to)) if (tagsMatch(k.tags, tags)) found.set(canonicalSeries(k), k);
-    const entries = await planner.entries(ref, from, to, generation, metric);
+    // A day object is listed once per window: its footer is read once.
+    const entries = [...new Map((await planner.entries(ref, from, to, generation, metric)).map((e) => [e.key, e])).values()];
     await mapLimit(entries, 4, async (e) => {
       const footer = await raw.footer(e);
       for (const s of footer.series)

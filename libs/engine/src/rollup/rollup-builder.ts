@@ -39,14 +39,15 @@ export interface RollupBuilderOptions {
   readonly minReduction?: number;
   /**
    * A day's hourly rollups are folded into one day object once the day ended this long ago
-   * (default 1 h: late data for a closed day is rare after that, and would only refold it).
+   * (default 3 h: after the compactor's day fold, 2 h by default, which changes every hourly
+   * rollup key of the day; late data after that is rare and would only refold it).
    */
   readonly dayAfterMs?: number;
   /** Replaced rollup objects are deleted this long after they left the catalog (default 10 min). */
   readonly deleteGraceMs?: number;
 }
 
-export const ROLLUP_DEFAULTS = { dayAfterMs: 3_600_000, deleteGraceMs: 600_000 } as const;
+export const ROLLUP_DEFAULTS = { dayAfterMs: 3 * 3_600_000, deleteGraceMs: 600_000 } as const;
 
 interface RollupRows {
   metric: string;
