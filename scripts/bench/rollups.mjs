@@ -37,7 +37,7 @@ const root = new URL('../../', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 's4-rollup-bench-'));
 const port = 18000 + Math.floor(Math.random() * 1000);
 const url = `http://127.0.0.1:${port}`;
-const env = { ...process.env, S4_DATA_DIR: dir, S4_PORT: String(port), S4_HOST: '127.0.0.1', S4_LOG_LEVEL: 'warn', S4_FLUSH_INTERVAL_MS: '3600000', S4_ROLLUP_INTERVAL_MS: '3600000', S4_COMPACT_INTERVAL_MS: '3600000', S4_COMPACT_LOOKBACK_MS: String(3650 * 86_400_000) };
+const env = { ...process.env, S4_DATA_DIR: dir, S4_PORT: String(port), S4_HOST: '127.0.0.1', S4_LOG_LEVEL: 'warn', S4_FLUSH_INTERVAL_MS: '3600000', S4_ROLLUP_INTERVAL_MS: '3600000', S4_COMPACT_INTERVAL_MS: '3600000', S4_COMPACT_LOOKBACK_MS: String(3650 * 86_400_000), S4_REQUEST_TIMEOUT_MS: '3600000' };
 
 let server;
 async function boot() {

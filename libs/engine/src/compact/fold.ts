@@ -20,16 +20,18 @@ export function byPrecedence(a: Position, b: Position): number {
  * entry's window (a day object is listed once per window it holds, keys.md "Day fold").
  */
 export async function readPart(objects: ObjectStore, entry: CatalogEntry, cache?: Map<string, Promise<SeriesData[]>>): Promise<SeriesData[]> {
-  let read = cache?.get(entry.key);
+  const day = isDaySegmentKey(entry.key);
+  // Only day objects are kept in `cache` (they serve every window of their day); hour parts are read once anyway.
+  let read = day ? cache?.get(entry.key) : undefined;
   if (!read) {
     read = objects.get(entry.key).then((got) => {
       if (!got || got.notModified) throw new Error(`segment ${entry.key} is registered in the catalog but missing from the object store`);
       return decodeSegment(got.body).series;
     });
-    cache?.set(entry.key, read);
+    if (day) cache?.set(entry.key, read);
   }
   const series = await read;
-  if (!isDaySegmentKey(entry.key)) return series;
+  if (!day) return series;
   return series.map((s) => ({ ...s, ...clip(s, entry.window, entry.window + WINDOW_MS) })).filter((s) => s.ts.length > 0);
 }
 
