@@ -185,7 +185,7 @@ try {
 } catch {}
 const f = (ms) => (ms < 10 ? ms.toFixed(2) : ms < 100 ? ms.toFixed(1) : ms.toFixed(0));
 const md = [
-  `Run of ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on commit \`${commit}\`; command \`node scripts/bench/rollups.mjs\` (after \`npm run build\`).`,
+  `Run of ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on commit \`${commit}\`; command \`${METRICS ? `BENCH_SHAPE=metrics BENCH_HOSTS=${HOSTS} ` : `BENCH_SENSORS=${SENSORS} `}BENCH_DAYS=${DAYS} node scripts/bench/rollups.mjs\` (after \`npm run build\`).`,
   '',
   `- Machine: ${m.cpu}, ${m.cores} cores, ${m.ramGiB} GiB, shared with other sessions while measuring (read ratios, not seconds); Node ${m.node}. S4 embedded (filesystem object store).`,
   `${METRICS ? `- Dataset: ${HOSTS} hosts × ${PER_HOST} metrics × 10 s × ${DAYS} days (${(samples / 1e6).toFixed(1)} M samples; half gauges, one decimal, random walk in 0–100; half counters).` : `- Dataset: ${SENSORS} sensors × 1 Hz × ${DAYS} days (${(samples / 1e6).toFixed(1)} M samples, random walk, 2 decimals, jitter and gaps as in the main bench).`} Load ${(loadMs / 1000).toFixed(1)} s, flushes ${(flushMs / 1000).toFixed(1)} s, rollup build ${(rollupMs / 1000).toFixed(1)} s (${rollup.objects} objects). Flush, rollup and compaction workers parked (\`S4_*_INTERVAL_MS\` = 1 h); the bench runs each pass once by its admin endpoint.`,
