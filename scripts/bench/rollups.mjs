@@ -1,14 +1,19 @@
-// Rollup benchmark (issue 3): S4 embedded, 200 sensors × 1 Hz × 7 days by default.
+// Rollup benchmark (issues 3 and 12): S4 embedded, two shapes (BENCH_SHAPE):
+//   sensors (default): 200 sensors × 1 Hz × 7 days, one float each (the main bench's dataset);
+//   metrics: 100 hosts × 20 metrics × 10 s scrape interval × 3 days (half gauges with one
+//            decimal, half counters), as an infrastructure-metrics team writes them.
 // Loads day by day (flushing after each day, as the segment worker would), builds rollups,
 // restarts the server so the first query of each kind is cold, then measures each query cold
 // (once) and warm (median of BENCH_REPEATS) with the object reads it needed (from /metrics).
-// Usage: npm run build && node scripts/bench/rollups.mjs   (env: BENCH_SENSORS, BENCH_DAYS, BENCH_REPEATS, BENCH_WRITE_DOC=0)
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+// Usage: npm run build && node scripts/bench/rollups.mjs
+//   env: BENCH_SHAPE (sensors|metrics), BENCH_SENSORS, BENCH_HOSTS, BENCH_DAYS, BENCH_REPEATS, BENCH_WRITE_DOC=0
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { decodeCatalog } from '../../libs/format/dist/index.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { execSync } from 'node:child_process';
-import { generate, HOUR } from './lib/dataset.mjs';
+import { generate, HOUR, prng } from './lib/dataset.mjs';
 import { ok, waitHttp } from './lib/http.mjs';
 import { dirBytes, machine, start, stop } from './lib/proc.mjs';
 import { summary } from './lib/stats.mjs';
@@ -18,8 +23,13 @@ const { Packr, Unpackr } = require('msgpackr');
 const packr = new Packr({ useRecords: false, moreTypes: true });
 const unpackr = new Unpackr({ moreTypes: true, mapsAsObjects: true, int64AsType: 'number', useRecords: false });
 
+const SHAPE = process.env.BENCH_SHAPE ?? 'sensors';
+if (!['sensors', 'metrics'].includes(SHAPE)) throw new Error(`BENCH_SHAPE=${SHAPE}: sensors or metrics`);
+const METRICS = SHAPE === 'metrics';
 const SENSORS = Number(process.env.BENCH_SENSORS ?? 200);
-const DAYS = Number(process.env.BENCH_DAYS ?? 7);
+const HOSTS = Number(process.env.BENCH_HOSTS ?? 100);
+const PER_HOST = 20;
+const DAYS = Number(process.env.BENCH_DAYS ?? (METRICS ? 3 : 7));
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 7);
 const START = Date.UTC(2026, 8, 1);
 const DAY = 24 * HOUR;
@@ -27,7 +37,7 @@ const root = new URL('../../', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 's4-rollup-bench-'));
 const port = 18000 + Math.floor(Math.random() * 1000);
 const url = `http://127.0.0.1:${port}`;
-const env = { ...process.env, S4_DATA_DIR: dir, S4_PORT: String(port), S4_HOST: '127.0.0.1', S4_LOG_LEVEL: 'warn', S4_FLUSH_INTERVAL_MS: '3600000', S4_ROLLUP_INTERVAL_MS: '3600000' };
+const env = { ...process.env, S4_DATA_DIR: dir, S4_PORT: String(port), S4_HOST: '127.0.0.1', S4_LOG_LEVEL: 'warn', S4_FLUSH_INTERVAL_MS: '3600000', S4_ROLLUP_INTERVAL_MS: '3600000', S4_COMPACT_INTERVAL_MS: '3600000', S4_COMPACT_LOOKBACK_MS: String(3650 * 86_400_000), S4_REQUEST_TIMEOUT_MS: '3600000' };
 
 let server;
 async function boot() {
@@ -42,11 +52,40 @@ async function objectReads() {
 await boot();
 let loadMs = 0;
 let flushMs = 0;
+/** One day of the metrics shape: per host and metric, a sample every 10 s (host-specific phase, a few ms of jitter). */
+function metricsDay(d) {
+  const out = [];
+  const day0 = START + d * DAY;
+  for (let h = 0; h < HOSTS; h++)
+    for (let m = 0; m < PER_HOST; m++) {
+      const rnd = prng(20261123 + h * 1000 + m * 7 + d * 1_000_003);
+      const phase = Math.floor(prng(h + 1)() * 10_000);
+      const counter = m % 2 === 1;
+      // Counters continue across days (their start grows with the day), gauges wander in 0–100.
+      let v = counter ? (h + 1) * 1e6 + d * 8640 * 250 : 50 + (rnd() - 0.5) * 40;
+      const ts = new Array(8640);
+      const value = new Array(8640);
+      for (let i = 0; i < 8640; i++) {
+        ts[i] = day0 + phase + i * 10_000 + (rnd() < 0.1 ? Math.floor(rnd() * 5) : 0);
+        if (counter) v += Math.floor(rnd() * 500);
+        else v = Math.min(100, Math.max(0, v + (rnd() - 0.5) * 4));
+        value[i] = counter ? v : Math.round(v * 10) / 10;
+      }
+      out.push({ metric: `node.m${String(m).padStart(2, '0')}`, tags: { host: `host-${String(h).padStart(4, '0')}` }, ts, fields: { value } });
+    }
+  return out;
+}
+
+let samplesLoaded = 0;
 for (let d = 0; d < DAYS; d++) {
-  const ds = generate({ sensors: SENSORS, hours: 24, start: START + d * DAY, seed: 20240601 + d });
+  const day = METRICS
+    ? metricsDay(d)
+    : generate({ sensors: SENSORS, hours: 24, start: START + d * DAY, seed: 20240601 + d }).sensors.map((s) => ({ metric: 'bench.value', tags: { sensor: s.name }, ts: s.ts, fields: { value: s.value } }));
   const t0 = performance.now();
-  for (let i = 0; i < ds.sensors.length; i += 10) {
-    const series = ds.sensors.slice(i, i + 10).map((s) => ({ metric: 'bench.value', tags: { sensor: s.name }, ts: s.ts, fields: { value: s.value } }));
+  const per = METRICS ? 100 : 10;
+  for (let i = 0; i < day.length; i += per) {
+    const series = day.slice(i, i + per);
+    for (const s of series) samplesLoaded += s.ts.length;
     await ok(`${url}/v1/write`, { body: packr.pack({ series }), headers: { 'content-type': 'application/msgpack' } });
   }
   const t1 = performance.now();
@@ -59,15 +98,22 @@ const t2 = performance.now();
 const rollup = JSON.parse((await ok(`${url}/v1/admin/rollup`, { method: 'POST' })).body.toString());
 const rollupMs = performance.now() - t2;
 await stop(server);
-await boot();
 
 const end = START + DAYS * DAY;
 const sensor = 's007';
-const queries = [
+const queries = METRICS ? [
+  ['one series, whole range, 1-h avg', `metric=node.m00&tag=host:host-0007&from=${START}&to=${end}&step=1h&agg=avg`],
+  ['one metric of all hosts, whole range, 1-h avg', `metric=node.m00&from=${START}&to=${end}&step=1h&agg=avg`],
+  ['one metric of all hosts, whole range, 1-h max by nothing (one line)', `metric=node.m00&from=${START}&to=${end}&step=1h&agg=max&groupBy=`],
+  ['one series, one day, 5-min avg (no 5-min rollup: raw)', `metric=node.m00&tag=host:host-0007&from=${START + DAY}&to=${START + 2 * DAY}&step=5m&agg=avg`],
+  ['one series, whole range raw, maxPoints=2000', `metric=node.m00&tag=host:host-0007&from=${START}&to=${end}&maxPoints=2000&format=msgpack`],
+  ['(reference) one series, one raw day, all points', `metric=node.m00&tag=host:host-0007&from=${START + DAY}&to=${START + 2 * DAY}&format=msgpack`],
+] : [
   ['one sensor, whole range, 1-h avg', `metric=bench.value&tag=sensor:${sensor}&from=${START}&to=${end}&step=1h&agg=avg`],
   ['all sensors, whole range, 1-h avg', `metric=bench.value&from=${START}&to=${end}&step=1h&agg=avg`],
   ['one sensor, one day, 1-min min/max/avg', `metric=bench.value&tag=sensor:${sensor}&from=${START + 3 * DAY}&to=${START + 4 * DAY}&step=1m&agg=min,max,avg`],
   ['one sensor, one raw day, maxPoints=1000', `metric=bench.value&tag=sensor:${sensor}&from=${START + 3 * DAY}&to=${START + 4 * DAY}&maxPoints=1000&format=msgpack`],
+  ['one sensor, whole range raw, maxPoints=2000', `metric=bench.value&tag=sensor:${sensor}&from=${START}&to=${end}&maxPoints=2000&format=msgpack`],
   ['(reference) one sensor, one raw day, all points', `metric=bench.value&tag=sensor:${sensor}&from=${START + 3 * DAY}&to=${START + 4 * DAY}&format=msgpack`],
 ];
 async function run(q) {
@@ -79,18 +125,59 @@ async function run(q) {
   const points = parsed.reduce((n, s) => n + s.ts.length, 0);
   return { ms, reads: (await objectReads()) - before, points };
 }
-const rows = [];
-for (const [name, q] of queries) {
-  const cold = await run(q);
-  const warm = [];
-  for (let i = 0; i < REPEATS; i++) warm.push(await run(q));
-  rows.push({ name, cold, warm: summary(warm.map((w) => w.ms)), warmReads: warm[warm.length - 1].reads, points: cold.points });
+/** Every query once right after a restart (cold), then REPEATS times warm. */
+async function measure() {
+  await boot();
+  const rows = [];
+  for (const [name, q] of queries) {
+    const cold = await run(q);
+    const warm = [];
+    for (let i = 0; i < REPEATS; i++) warm.push(await run(q));
+    rows.push({ name, cold, warm: summary(warm.map((w) => w.ms)), warmReads: warm[warm.length - 1].reads, points: cold.points });
+  }
+  await stop(server);
+  return rows;
 }
-await stop(server);
 
-const seg = dirBytes(join(dir, 'objects/v1/default/seg')).bytes + dirBytes(join(dir, 'objects/v1/default/cat')).bytes;
-const rol = dirBytes(join(dir, 'objects/v1/default/rollup')).bytes;
-const samples = SENSORS * DAYS * 86_400;
+/**
+ * Bytes at rest under a catalog folder: the objects its catalogs name (once each: a day object is
+ * listed per window), plus the catalogs and day lists. Objects a fold or a newer rollup replaced
+ * wait out their delete grace (10 min) before a later pass deletes them; the bench does not wait.
+ */
+function atRest(catDir) {
+  let bytes = 0;
+  const keys = new Map();
+  const walk = (d) => {
+    for (const name of readdirSync(d)) {
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (!p.endsWith('.deletes')) {
+        // (The pending-deletes lists are left out: they empty once the grace has passed.)
+        bytes += statSync(p).size;
+        if (p.endsWith('.s4cat')) for (const e of decodeCatalog(new Uint8Array(readFileSync(p))).entries) keys.set(e.key, e.size);
+      }
+    }
+  };
+  walk(catDir);
+  for (const size of keys.values()) bytes += size;
+  return { bytes, objects: keys.size };
+}
+const storage = () => ({ seg: atRest(join(dir, 'objects/v1/default/cat')), rol: atRest(join(dir, 'objects/v1/default/rollup/cat')) });
+
+const rowsBefore = await measure();
+const before = storage();
+await boot();
+const t3 = performance.now();
+const compact = JSON.parse((await ok(`${url}/v1/admin/compact`, { method: 'POST' })).body.toString());
+const compactMs = performance.now() - t3;
+const t4 = performance.now();
+const rollup2 = JSON.parse((await ok(`${url}/v1/admin/rollup`, { method: 'POST' })).body.toString());
+const rollup2Ms = performance.now() - t4;
+await stop(server);
+const rowsAfter = await measure();
+const after = storage();
+const samples = samplesLoaded;
+const onDisk = dirBytes(join(dir, 'objects')).bytes;
 const m = machine();
 let commit = 'unknown';
 try {
@@ -98,22 +185,37 @@ try {
 } catch {}
 const f = (ms) => (ms < 10 ? ms.toFixed(2) : ms < 100 ? ms.toFixed(1) : ms.toFixed(0));
 const md = [
-  `Run of ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on commit \`${commit}\`; command \`node scripts/bench/rollups.mjs\` (after \`npm run build\`).`,
+  `Run of ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on commit \`${commit}\`; command \`${METRICS ? `BENCH_SHAPE=metrics BENCH_HOSTS=${HOSTS} ` : `BENCH_SENSORS=${SENSORS} `}BENCH_DAYS=${DAYS} node scripts/bench/rollups.mjs\` (after \`npm run build\`).`,
   '',
-  `- Machine: ${m.cpu}, ${m.cores} cores, ${m.ramGiB} GiB; Node ${m.node}. S4 embedded (filesystem object store).`,
-  `- Dataset: ${SENSORS} sensors × 1 Hz × ${DAYS} days (nominal ${(samples / 1e6).toFixed(1)} M samples, random walk, 2 decimals, jitter and gaps as in the main bench). Load ${(loadMs / 1000).toFixed(1)} s, flushes ${(flushMs / 1000).toFixed(1)} s, rollup build ${(rollupMs / 1000).toFixed(1)} s (${rollup.objects} objects).`,
+  `- Machine: ${m.cpu}, ${m.cores} cores, ${m.ramGiB} GiB, shared with other sessions while measuring (read ratios, not seconds); Node ${m.node}. S4 embedded (filesystem object store).`,
+  `${METRICS ? `- Dataset: ${HOSTS} hosts × ${PER_HOST} metrics × 10 s × ${DAYS} days (${(samples / 1e6).toFixed(1)} M samples; half gauges, one decimal, random walk in 0–100; half counters).` : `- Dataset: ${SENSORS} sensors × 1 Hz × ${DAYS} days (${(samples / 1e6).toFixed(1)} M samples, random walk, 2 decimals, jitter and gaps as in the main bench).`} Load ${(loadMs / 1000).toFixed(1)} s, flushes ${(flushMs / 1000).toFixed(1)} s, rollup build ${(rollupMs / 1000).toFixed(1)} s (${rollup.objects} objects). Flush, rollup and compaction workers parked (\`S4_*_INTERVAL_MS\` = 1 h); the bench runs each pass once by its admin endpoint.`,
+  '',
   `- Each query: once right after a restart (cold: empty footer/block cache), then ${REPEATS} times warm (median, min–max). Client time includes transfer and parsing.`,
   '',
-  '| query | points | cold ms | cold object reads | warm ms (median, min–max) | warm object reads |',
-  '|---|---|---|---|---|---|',
-  ...rows.map((r) => `| ${r.name} | ${r.points} | ${f(r.cold.ms)} | ${r.cold.reads} | ${f(r.warm.median)} (${f(r.warm.min)}–${f(r.warm.max)}) | ${r.warmReads} |`),
+  `- Then \`POST /v1/admin/compact\` folded every closed shard-day into one day object (${(compactMs / 1000).toFixed(1)} s: ${compact.days} days, ${compact.partsIn} parts in, ${compact.windows} windows), and \`POST /v1/admin/rollup\` rebuilt the rollups of the folded days (${(rollup2Ms / 1000).toFixed(1)} s, ${rollup2.objects} objects); the queries ran again.`,
   '',
-  `Storage: segments + catalogs ${(seg / 2 ** 20).toFixed(1)} MiB (${(seg / samples).toFixed(3)} B/sample); rollups ${(rol / 2 ** 20).toFixed(1)} MiB = **${((100 * rol) / seg).toFixed(0)} %** of raw bytes.`,
+  '| query | points | hour parts: cold ms (object reads) | warm ms (median, min–max) | day objects: cold ms (object reads) | warm ms (median, min–max) |',
+  '|---|---|---|---|---|---|',
+  ...rowsBefore.map((r, i) => {
+    const a = rowsAfter[i];
+    return `| ${r.name} | ${r.points}${a.points === r.points ? '' : ` / ${a.points}`} | ${f(r.cold.ms)} (${r.cold.reads}) | ${f(r.warm.median)} (${f(r.warm.min)}–${f(r.warm.max)}) | ${f(a.cold.ms)} (${a.cold.reads}) | ${f(a.warm.median)} (${f(a.warm.min)}–${f(a.warm.max)}) |`;
+  }),
+  '',
+  '| at rest | raw segments + catalogs | rollups + their catalogs | rollups / raw |',
+  '|---|---|---|---|',
+  ...[
+    ['hour parts', before],
+    ['day objects', after],
+  ].map(([name, st]) => `| ${name} | ${(st.seg.bytes / 2 ** 20).toFixed(2)} MiB, ${st.seg.objects} objects (${(st.seg.bytes / samples).toFixed(3)} B/sample) | ${(st.rol.bytes / 2 ** 20).toFixed(2)} MiB, ${st.rol.objects} objects (${(st.rol.bytes / samples).toFixed(3)} B/sample) | **${((100 * st.rol.bytes) / st.seg.bytes).toFixed(1)} %** |`),
+  '',
+  `On disk at the end ${(onDisk / 2 ** 20).toFixed(1)} MiB: the replaced hour parts and hourly rollups wait out their 10-minute delete grace, which the bench does not wait for.`,
 ].join('\n');
 console.log(md);
 if (process.env.BENCH_WRITE_DOC !== '0') {
   const doc = join(root, 'docs/benchmarks.md');
   const text = readFileSync(doc, 'utf8');
-  const block = `<!-- rollup-bench:start -->\n${md}\n<!-- rollup-bench:end -->`;
-  writeFileSync(doc, text.includes('<!-- rollup-bench:start -->') ? text.replace(/<!-- rollup-bench:start -->[\s\S]*<!-- rollup-bench:end -->/, block) : `${text.trimEnd()}\n\n## Rollups (issue 3)\n\n${block}\n`);
+  const tag = METRICS ? 'rollup-bench-metrics' : 'rollup-bench';
+  const block = `<!-- ${tag}:start -->\n${md}\n<!-- ${tag}:end -->`;
+  const re = new RegExp(`<!-- ${tag}:start -->[\\s\\S]*<!-- ${tag}:end -->`);
+  writeFileSync(doc, re.test(text) ? text.replace(re, block) : `${text.trimEnd()}\n\n${block}\n`);
 }

@@ -25,7 +25,8 @@ describe.each(MODES)('compaction in the server, %s', (mode) => {
 
   it('folds the parts late data made into one per window, keeps every answer, deletes the replaced parts after the grace', async () => {
     s4 = await S4Process.start(
-      await modeEnv(mode, { S4_COMPACT_SETTLE_MS: '0', S4_COMPACT_DELETE_GRACE_MS: '0', S4_COMPACT_INTERVAL_MS: '3600000', S4_ROLLUP_INTERVAL_MS: '3600000' }),
+      // Hour windows only: a run just after midnight must not also fold yesterday into a day object.
+      await modeEnv(mode, { S4_COMPACT_SETTLE_MS: '0', S4_COMPACT_DELETE_GRACE_MS: '0', S4_COMPACT_INTERVAL_MS: '3600000', S4_ROLLUP_INTERVAL_MS: '3600000', S4_COMPACT_DAY_AFTER_MS: '86400000' }),
     );
     const url = s4.url;
     const random = rng(11);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { canonicalSeries, type Clock, type FieldValue, type SeriesKey } from '@s4/core';
+import { canonicalSeries, isDayRollupKey, seriesId, type Clock, type FieldValue, type SeriesKey } from '@s4/core';
+import { decodeSegment, parseRollupSeriesId } from '@s4/format';
 import { CatalogStore, Flusher, QueryEngine, RollupBuilder, Writer, parseWrite } from '@s4/engine';
 import { EmbeddedHotTier, FilesystemObjectStore } from '@s4/storage';
 import { ALL_AGGS, bruteAggregate, closeEnough } from '../support/brute.js';
@@ -18,7 +19,8 @@ const SERIES: SeriesKey[] = [
 /** A whole engine on embedded adapters, wired as the server wires it. */
 async function engine() {
   const dir = tempDir('agg');
-  const clock: Clock = { now: () => H0 + 30 * 86_400_000 };
+  let now = H0 + 30 * 86_400_000;
+  const clock: Clock & { set(t: number): void } = { now: () => now, set: (t) => (now = t) };
   const hot = await EmbeddedHotTier.open({ dir: `${dir}/hot`, fsync: 'never', now: clock.now });
   const objects = new FilesystemObjectStore(`${dir}/objects`);
   const catalogs = new CatalogStore(objects);
@@ -28,6 +30,8 @@ async function engine() {
     hot,
     writer: new Writer(hot, { ...opts, maxRecordBytes: 1 << 20 }),
     flusher: new Flusher(hot, objects, catalogs, { ...opts, owner: 'test', leaseTtlMs: 60_000, clock }),
+    objects,
+    rollupCatalogs,
     rollups: new RollupBuilder(hot, objects, catalogs, rollupCatalogs, { ...opts, clock }),
     query: new QueryEngine(hot, objects, catalogs, { ...opts, concurrency: 8, cacheBytes: 1 << 24 }, rollupCatalogs, clock),
     clock,
@@ -127,3 +131,90 @@ describe('step aggregation equals brute force over the raw samples', () => {
     await e.hot.close();
   });
 });
+
+/** Regular series: every `interval` ms over three hours, with some samples missing and some late. */
+const dense = (series: number, interval: number, rnd: () => number): Write[] =>
+  Array.from({ length: (3 * H) / interval }, (_, i) => ({ series, ts: H0 + i * interval, value: Math.round(rnd() * 10_000) / 100 })).filter(() => rnd() > 0.05);
+
+describe('rollups sized to the data', () => {
+  it('stores 1 min for a 1 Hz series, only 1 h for 10 s and 60 s ones, and answers every step exactly', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 2 ** 30 }),
+        fc.array(write, { maxLength: 40 }),
+        fc.constantFrom(60_000, 120_000, 300_000, H, 2 * H, 86_400_000),
+        fc.constantFrom([H0, H0 + 3 * H], [H0 - 24 * H, H0 + 48 * H], [H0 + H, H0 + 2 * H], [H0 + 1234, H0 + 2 * H + 5678]),
+        fc.boolean(),
+        async (seed, late, step, [from, to], groupAll) => {
+          let x = seed;
+          const rnd = () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+          const e = await engine();
+          const model = new ExpectedStore();
+          try {
+            await apply(e, model, [...dense(0, 1000, rnd), ...dense(1, 10_000, rnd), ...dense(2, 60_000, rnd)]);
+            await e.flusher.flushAll(H0 + 10 * H);
+            await e.rollups.rollupAll(0, H0 + 86_400_000);
+            await apply(e, model, late);
+            await e.flusher.flushAll(H0 + 10 * H);
+            await e.rollups.rollupAll(0, H0 + 86_400_000);
+            await check(e, model, step, from, to, groupAll);
+          } finally {
+            await e.hot.close();
+          }
+        },
+      ),
+      { numRuns: 6, seed: 20261123 },
+    );
+  });
+
+  it('folds a closed day into one object holding each resolution whole, and deletes what it replaced after the grace', async () => {
+    const e = await engine();
+    const model = new ExpectedStore();
+    let x = 7;
+    const rnd = () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    await apply(e, model, [...dense(0, 1000, rnd), ...dense(1, 10_000, rnd)]);
+    await e.flusher.flushAll(H0 + 10 * H);
+    e.clock.set(H0 + 2 * H); // the day is open: hourly objects only
+    const first = await e.rollups.rollupAll(0, H0 + 86_400_000);
+    const hourly = await allRollups(e);
+    expect(hourly.every((k) => !isDayRollupKey(k))).toBe(true);
+    expect(first.objects).toBe(hourly.length);
+    const shardsWithData = hourly.length / 3;
+    expect([1, 2]).toContain(shardsWithData);
+
+    e.clock.set(H0 + 27 * H); // closed (a day and its late-data window of 3 h ago): one day object replaces them
+    expect((await e.rollups.rollupAll(0, H0 + 86_400_000)).objects).toBe(shardsWithData);
+    const days = await allRollups(e);
+    expect(days).toHaveLength(shardsWithData);
+    const stored = new Map<string, string[]>();
+    for (const dayKey of days) {
+      expect(isDayRollupKey(dayKey)).toBe(true);
+      const got = await e.objects.get(dayKey);
+      if (!got || got.notModified) throw new Error(`${dayKey} is missing`);
+      for (const s of decodeSegment(got.body).series) {
+        const { id, resolution } = parseRollupSeriesId(s.id);
+        stored.set(id, [...(stored.get(id) ?? []), resolution].sort());
+        if (resolution === '1m') expect(s.ts).toHaveLength(180);
+        if (resolution === '1h') expect(s.ts).toHaveLength(3);
+      }
+    }
+    expect(stored.get(seriesId(SERIES[0]!))).toEqual(['1h', '1m']);
+    expect(stored.get(seriesId(SERIES[1]!))).toEqual(['1h']);
+    for (const k of hourly) expect(await e.objects.get(k)).not.toBeNull(); // within the grace
+
+    e.clock.set(H0 + 27 * H + 600_000);
+    expect((await e.rollups.rollupAll(0, H0 + 86_400_000)).deleted).toBe(hourly.length);
+    for (const k of hourly) expect(await e.objects.get(k)).toBeNull();
+    await check(e, model, 60_000, H0 - 24 * H, H0 + 48 * H, false);
+    await check(e, model, H, H0 - 24 * H, H0 + 48 * H, true);
+    await e.hot.close();
+  });
+});
+
+async function allRollups(e: Awaited<ReturnType<typeof engine>>): Promise<string[]> {
+  const day = Math.floor(H0 / 86_400_000) * 86_400_000;
+  const shards = [0, 1, 2, 3];
+  const out: string[] = [];
+  for (const shard of shards) for (const en of (await e.rollupCatalogs.load({ ns: 'default', shard }, day)).catalog.entries) out.push(en.key);
+  return out.sort();
+}

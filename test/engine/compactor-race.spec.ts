@@ -109,12 +109,22 @@ afterEach(async () => {
   for (const h of open.splice(0)) await h.close();
 });
 
-describe.each(['embedded', 'redis+s3'] as StoreMode[])('queries racing compaction and late-data flushes on %s', (mode) => {
+const VARIANTS = [
+  ['embedded', 'hour parts'],
+  ['redis+s3', 'hour parts'],
+  ['embedded', 'day objects'],
+  ['redis+s3', 'day objects'],
+] as const satisfies readonly (readonly [StoreMode, string])[];
+
+describe.each(VARIANTS)('queries racing compaction and late-data flushes on %s, %s', (mode, variant) => {
+  // Day objects: the day is closed (ended more than S4_COMPACT_DAY_AFTER_MS ago), so every pass
+  // folds windows and then the day again while late data keeps landing in it.
+  const start = variant === 'hour parts' ? H0 + 3 * H : dayOf(H0) + 86_400_000 + 3 * H;
   it('answer like the model at all times', { timeout: 120_000 }, async () => {
-    const totals = { windows: 0, deleted: 0, queries: 0 };
+    const totals = { windows: 0, days: 0, deleted: 0, queries: 0 };
     await fc.assert(
       fc.asyncProperty(fc.array(batch, { minLength: 1, maxLength: 3 }), fc.array(batch, { minLength: 4, maxLength: 8 }), fc.integer({ min: 20, max: 80 }), async (initial, late, pause) => {
-        const h = await Harness.open(mode, { shards: 2, start: H0 + 3 * H, realClock: true });
+        const h = await Harness.open(mode, { shards: 2, start, realClock: true });
         open.push(h);
         const history = new History();
         for (const b of initial) {
@@ -156,6 +166,7 @@ describe.each(['embedded', 'redis+s3'] as StoreMode[])('queries racing compactio
           loop(async () => {
             const s = await compactor.compactAll();
             totals.windows += s.windows;
+            totals.days += s.days;
             totals.deleted += s.deleted;
           }),
           loop(() => h.rollups.rollupAll(dayOf(H0), dayOf(H0) + 86_400_000).then(() => sleep(pause))),
@@ -174,18 +185,23 @@ describe.each(['embedded', 'redis+s3'] as StoreMode[])('queries racing compactio
         await sleep(GRACE_MS[mode] + 50);
         await compactor.compactAll();
         for (const kind of kinds) await checkQuery(h.query(), history, kind);
-        const entries = (await Promise.all(h.refs().map((ref) => h.entries(ref, [dayOf(H0)])))).flat();
-        expect(new Set(entries.map((e) => `${e.key.split('/seg/')[1]!.slice(0, 17)}`)).size).toBe(entries.length); // one part per shard-window
-        expect([...(await h.segmentObjects()).keys()].sort()).toEqual(entries.map((e) => e.key).sort());
+        const perShard = await Promise.all(h.refs().map((ref) => h.entries(ref, [dayOf(H0)])));
+        for (const entries of perShard) {
+          expect(new Set(entries.map((e) => e.window)).size).toBe(entries.length); // one entry per shard-window
+          if (variant === 'day objects' && entries.length > 0) expect(new Set(entries.map((e) => e.key)).size).toBe(1); // one object per shard-day
+        }
+        const named = [...new Set(perShard.flat().map((e) => e.key))].sort();
+        expect([...(await h.segmentObjects()).keys()].sort()).toEqual(named);
         await h.close();
       }),
       // Timing decides what a run races, so a shrunk input would not fail the same way: report the first failure.
-      { numRuns: mode === 'embedded' ? 8 : 4, endOnFailure: true },
+      { numRuns: (mode === 'embedded' ? 8 : 4) / (variant === 'day objects' ? 2 : 1), endOnFailure: true },
     );
     // The race did happen: folds and deletes while queries ran.
     expect(totals.windows).toBeGreaterThan(0);
+    if (variant === 'day objects') expect(totals.days).toBeGreaterThan(0);
     expect(totals.deleted).toBeGreaterThan(0);
 
-    console.log(`[compactor race ${mode}] ${totals.queries} queries checked while ${totals.windows} windows were folded and ${totals.deleted} parts deleted`);
+    console.log(`[compactor race ${mode}, ${variant}] ${totals.queries} queries checked while ${totals.windows} windows and ${totals.days} days were folded and ${totals.deleted} parts deleted`);
   });
 });

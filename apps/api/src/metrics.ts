@@ -19,6 +19,7 @@ export class Metrics {
   readonly rollupObjects = new Counter({ name: 's4_rollup_objects_total', help: 'Rollup objects written', registers: [this.registry] });
   readonly rollupErrors = new Counter({ name: 's4_rollup_errors_total', help: 'Failed aggregation passes', registers: [this.registry] });
   readonly compactWindows = new Counter({ name: 's4_compact_windows_total', help: 'Shard-windows folded into one part', registers: [this.registry] });
+  readonly compactDays = new Counter({ name: 's4_compact_days_total', help: 'Closed shard-days folded into one day object', registers: [this.registry] });
   readonly compactPartsIn = new Counter({ name: 's4_compact_parts_in_total', help: 'Parts replaced by folds', registers: [this.registry] });
   readonly compactBytesIn = new Counter({ name: 's4_compact_bytes_in_total', help: 'Bytes of the parts folds replaced', registers: [this.registry] });
   readonly compactBytesOut = new Counter({ name: 's4_compact_bytes_out_total', help: 'Bytes of the folded parts written', registers: [this.registry] });
@@ -80,6 +81,7 @@ export class Metrics {
       this.seriesIndexFooters.inc(stats.index.footers);
     }
     this.compactWindows.inc(stats.windows);
+    this.compactDays.inc(stats.days);
     this.compactPartsIn.inc(stats.partsIn);
     this.compactBytesIn.inc(stats.bytesIn);
     this.compactBytesOut.inc(stats.bytesOut);

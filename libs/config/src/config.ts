@@ -48,6 +48,7 @@ const schema = z.object({
   S4_COMPACT_DELETE_GRACE_MS: int(0, 30 * 86_400_000).default(600_000),
   S4_COMPACT_LOOKBACK_MS: int(3_600_000, 3650 * 86_400_000).default(7 * 86_400_000),
   S4_COMPACT_CONCURRENCY: int(1, 64).default(2),
+  S4_COMPACT_DAY_AFTER_MS: int(0, 30 * 86_400_000).default(2 * 3_600_000),
   S4_ROLLUP_INTERVAL_MS: int(100, 86_400_000).default(60_000),
   S4_ROLLUP_LOOKBACK_MS: int(3_600_000, 3650 * 86_400_000).default(7 * 86_400_000),
 
@@ -157,6 +158,8 @@ export interface Config {
     readonly deleteGraceMs: number;
     readonly lookbackMs: number;
     readonly concurrency: number;
+    /** Fold a closed shard-day into one day object once it ended this long ago; 0: never. */
+    readonly dayAfterMs: number;
   };
   /** The aggregation worker re-checks windows this far back on every pass (older late data is answered from raw data). */
   readonly rollup: { readonly intervalMs: number; readonly lookbackMs: number };
@@ -280,6 +283,7 @@ export function loadConfig(env: RawEnv = process.env): Config {
       deleteGraceMs: e.S4_COMPACT_DELETE_GRACE_MS,
       lookbackMs: e.S4_COMPACT_LOOKBACK_MS,
       concurrency: e.S4_COMPACT_CONCURRENCY,
+      dayAfterMs: e.S4_COMPACT_DAY_AFTER_MS,
     },
     rollup: { intervalMs: e.S4_ROLLUP_INTERVAL_MS, lookbackMs: e.S4_ROLLUP_LOOKBACK_MS },
     query: { concurrency: e.S4_QUERY_CONCURRENCY, cacheBytes: e.S4_CACHE_BYTES, maxPoints: e.S4_MAX_QUERY_POINTS, seriesIndex: e.S4_SERIES_INDEX },

@@ -14,6 +14,9 @@ import {
   keySetHash,
   namespacePrefix,
   parseSegmentKey,
+  daySegmentKey,
+  isDaySegmentKey,
+  rollupKeyDay,
   pendingDeletesKey,
   rollupKey,
   segmentKey,
@@ -55,13 +58,23 @@ describe('object keys', () => {
   });
 
   it('parses what it names', () => {
-    expect(parseSegmentKey(segmentKey(ref, window, 3, 42))).toEqual({ ns: 'default', shard: 7, window, part: 3, fence: 42 });
+    expect(parseSegmentKey(segmentKey(ref, window, 3, 42))).toEqual({ ns: 'default', shard: 7, window, part: 3, fence: 42, day: false });
+    expect(parseSegmentKey(daySegmentKey(ref, day, 25, 43))).toEqual({ ns: 'default', shard: 7, window: day, part: 25, fence: 43, day: true });
+    expect(isDaySegmentKey(daySegmentKey(ref, day, 25, 43))).toBe(true);
+    expect(isDaySegmentKey(segmentKey(ref, window, 3, 42))).toBe(false);
     expect(parseSegmentKey('v1/default/seg/0007/junk')).toBeNull();
+    expect(parseSegmentKey('v1/default/seg/0007/20261122/p000001-f0000000001.s4seg')).toBeNull();
+    expect(rollupKeyDay(rollupKey(ref, window, source))).toBe(day);
+    expect(rollupKeyDay(dayRollupKey(ref, day, source))).toBe(day);
+    expect(rollupKeyDay(segmentKey(ref, window, 3, 42))).toBeNull();
+    expect(pendingDeletesKey(ref, 'rollup')).toBe('v1/default/rollup/cat/0007.deletes');
   });
 
   it('never makes a key that is the folder of another key', () => {
     const keys = [
       segmentKey(ref, window, 1, 1),
+      daySegmentKey(ref, day, 1, 1),
+      pendingDeletesKey(ref, 'rollup'),
       catalogKey(ref, window),
       catalogDaysKey(ref),
       pendingDeletesKey(ref),

@@ -82,6 +82,22 @@ export function segmentKey(ref: ShardRef, window: number, part: number, fence: n
 }
 
 /**
+ * A day object: the compactor's fold of every part of one closed shard-day into one object
+ * (keys.md, "Day fold"). The catalog lists it once per hour window it holds, each entry read
+ * clipped to its window, so every reader keeps working per window.
+ */
+export function daySegmentKey(ref: ShardRef, day: number, part: number, fence: number): string {
+  return `${segmentShardPrefix(ref)}${dayName(day)}/d${pad(part, 6)}-f${pad(fence, 10)}.s4seg`;
+}
+
+const DAY_SEGMENT_RE = /\/seg\/\d{4}\/\d{8}\/d\d{6}-f\d{10}\.s4seg$/;
+
+/** Whether a segment key names a day object (`daySegmentKey`) rather than an hour part. */
+export function isDaySegmentKey(key: string): boolean {
+  return DAY_SEGMENT_RE.test(key);
+}
+
+/**
  * Catalogs exist for two kinds of object: raw segment parts (`cat/`) and rollups (inside the
  * rollup prefix, so that one prefix holds everything the aggregation worker writes).
  */
@@ -125,10 +141,11 @@ export function seriesIndexKey(ref: ShardRef, day: number): string {
 /**
  * The segment parts of a shard that left its catalogs (folded by the compactor) or were uploaded
  * by a fold that never committed, waiting to be deleted once no reader can still be using them
- * (catalog.md, "Pending deletes"). A sibling of the shard's catalog folder, like its day list.
+ * (catalog.md, "Pending deletes"); for `rollup`, the rollup objects a newer one replaced. A
+ * sibling of the shard's catalog folder, like its day list.
  */
-export function pendingDeletesKey(ref: ShardRef): string {
-  return `${catalogFolder(ref, 'segment')}.deletes`;
+export function pendingDeletesKey(ref: ShardRef, kind: CatalogKind = 'segment'): string {
+  return `${catalogFolder(ref, kind)}.deletes`;
 }
 
 /**
@@ -175,18 +192,31 @@ export function isDayRollupKey(key: string): boolean {
   return DAY_ROLLUP_RE.test(key);
 }
 
-const SEGMENT_RE = /^v1\/([^/]+)\/seg\/(\d{4})\/(\d{8}T\d{2}Z)\/p(\d{6})-f(\d{10})\.s4seg$/;
+const ROLLUP_DAY_RE = /\/rollup\/obj\/\d{4}\/(\d{8})(?:T\d{2}Z)?\/[rd]-[0-9a-f]{16}\.s4rol$/;
+
+/** The UTC day start of a rollup key (hour or day object), or null when it is not one. */
+export function rollupKeyDay(key: string): number | null {
+  const m = ROLLUP_DAY_RE.exec(key);
+  if (!m) return null;
+  const d = m[1]!;
+  return Date.UTC(+d.slice(0, 4), +d.slice(4, 6) - 1, +d.slice(6, 8));
+}
+
+const SEGMENT_RE = /^v1\/([^/]+)\/seg\/(\d{4})\/(\d{8})(?:T(\d{2})Z\/p|\/(d))(\d{6})-f(\d{10})\.s4seg$/;
 
 export interface ParsedSegmentKey extends ShardRef {
+  /** The hour window of a part; the day start of a day object. */
   window: number;
   part: number;
   fence: number;
+  /** A day object (daySegmentKey). */
+  day: boolean;
 }
 
 export function parseSegmentKey(key: string): ParsedSegmentKey | null {
   const m = SEGMENT_RE.exec(key);
   if (!m) return null;
-  const [, ns, shard, hour, part, fence] = m as unknown as [string, string, string, string, string, string];
-  const window = Date.UTC(+hour.slice(0, 4), +hour.slice(4, 6) - 1, +hour.slice(6, 8), +hour.slice(9, 11));
-  return { ns, shard: +shard, window, part: +part, fence: +fence };
+  const [, ns, shard, date, hour, day, part, fence] = m as unknown as [string, string, string, string, string | undefined, string | undefined, string, string];
+  const window = Date.UTC(+date.slice(0, 4), +date.slice(4, 6) - 1, +date.slice(6, 8), day ? 0 : +hour!);
+  return { ns, shard: +shard, window, part: +part, fence: +fence, day: day !== undefined };
 }

@@ -46,3 +46,14 @@ export {
   type SeriesIndex,
   type SeriesIndexInput,
 } from './series-index/series-index.js';
+export {
+  RAW_MARKER,
+  ROLLUP_COLUMNS,
+  ROLLUP_COLUMNS_V1,
+  bucketsToColumns,
+  columnsToBuckets,
+  parseRollupSeriesId,
+  resolutionMs,
+  rollupSeriesId,
+  type Bucket,
+} from './rollup/rollup.js';

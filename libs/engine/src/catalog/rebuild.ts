@@ -1,4 +1,4 @@
-import { DAY_MS, parseSegmentKey, segmentShardPrefix, type ObjectStore, type ShardRef } from '@s4/core';
+import { DAY_MS, WINDOW_MS, parseSegmentKey, segmentShardPrefix, windowsOverlapping, type ObjectStore, type ShardRef } from '@s4/core';
 import { SEGMENT_TRAILER_BYTES, decodeFooter, readTrailer, type CatalogEntry } from '@s4/format';
 import { metricsOf, type CatalogStore } from './catalog-store.js';
 
@@ -20,21 +20,27 @@ export async function rebuildCatalogs(objects: ObjectStore, catalogs: CatalogSto
     const day = Math.floor(parsed.window / DAY_MS) * DAY_MS;
     let list = byDay.get(day);
     if (!list) byDay.set(day, (list = []));
-    list.push({
-      window: parsed.window,
-      part: parsed.part,
-      fence: parsed.fence,
-      key: obj.key,
-      size: obj.size,
-      footerOffset,
-      footerLength,
-      series: footer.series.length,
-      samples: footer.series.reduce((n, s) => n + s.count, 0),
-      minTs: Math.min(...footer.series.map((s) => s.minTs)),
-      maxTs: Math.max(...footer.series.map((s) => s.maxTs)),
-      metrics: metricsOf(footer.series.map((s) => s.metric)),
-      createdAt: now,
-    });
+    const minTs = Math.min(...footer.series.map((s) => s.minTs));
+    const maxTs = Math.max(...footer.series.map((s) => s.maxTs));
+    // A day object is listed once per window it may hold (keys.md, "Day fold"); readers clip it to each.
+    const windows = parsed.day && footer.series.length > 0 ? windowsOverlapping(minTs, maxTs + 1) : [parsed.window];
+    for (const window of windows) {
+      list.push({
+        window,
+        part: parsed.part,
+        fence: parsed.fence,
+        key: obj.key,
+        size: obj.size,
+        footerOffset,
+        footerLength,
+        series: footer.series.length,
+        samples: footer.series.reduce((n, s) => n + s.count, 0),
+        minTs: parsed.day ? Math.max(minTs, window) : minTs,
+        maxTs: parsed.day ? Math.min(maxTs, window + WINDOW_MS - 1) : maxTs,
+        metrics: metricsOf(footer.series.map((s) => s.metric)),
+        createdAt: now,
+      });
+    }
   }
   for (const [day, entries] of byDay) await catalogs.replace(ref, day, entries);
   return [...byDay.values()].reduce((n, l) => n + l.length, 0);

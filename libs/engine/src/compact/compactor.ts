@@ -1,8 +1,9 @@
-import { DAY_MS, LeaseLostError, WINDOW_MS, allShards, parseSegmentKey, segmentKey, type Clock, type HotTier, type Lease, type ObjectStore, type ShardRef } from '@s4/core';
-import { encodeSegment, type Catalog, type CatalogEntry, type PendingDelete } from '@s4/format';
+import { DAY_MS, LeaseLostError, WINDOW_MS, allShards, daySegmentKey, parseSegmentKey, segmentKey, type Clock, type HotTier, type Lease, type ObjectStore, type SeriesColumns, type SeriesData, type ShardRef } from '@s4/core';
+import { encodeSegment, type Catalog, type CatalogEntry, type PendingDelete, type SegmentSeriesInput } from '@s4/format';
 import { entryOf, nextPart, type CatalogStore } from '../catalog/catalog-store.js';
 import { mapLimit } from '../concurrency.js';
-import { byPrecedence, foldParts, type Position } from './fold.js';
+import { concatWindows } from '../columns/merge.js';
+import { byPrecedence, foldParts, type Folded, type Position } from './fold.js';
 import { PendingDeletesStore, upsert } from './pending-deletes.js';
 import { addCounts } from '../counts.js';
 import type { Tombstone, TombstoneSource } from '../deletes/tombstones.js';
@@ -36,11 +37,18 @@ export interface CompactorOptions {
   readonly concurrency?: number;
   /** Deletes: a window with a part older than a tombstone touching it is rewritten without the deleted samples (one part suffices). */
   readonly tombstones?: TombstoneSource;
+  /**
+   * Fold a shard-day's parts into one day object once the day ended this long ago (default
+   * 2 h: the late-data window); 0 turns day folds off.
+   */
+  readonly dayAfterMs?: number;
 }
 
 export interface CompactStats {
   /** Windows folded into one part. */
   windows: number;
+  /** Shard-days folded into one day object. */
+  days: number;
   /** Parts those windows had; `bytesIn` their size, `bytesOut` the size of the folded parts. */
   partsIn: number;
   bytesIn: number;
@@ -60,9 +68,10 @@ export const COMPACT_DEFAULTS = {
   deleteGraceMs: 600_000,
   lookbackMs: 7 * DAY_MS,
   concurrency: 2,
+  dayAfterMs: 2 * 3_600_000,
 } as const;
 
-const empty = (): CompactStats => ({ windows: 0, partsIn: 0, bytesIn: 0, bytesOut: 0, samples: 0, deleted: 0, aborted: 0, busyShards: 0 });
+const empty = (): CompactStats => ({ windows: 0, days: 0, partsIn: 0, bytesIn: 0, bytesOut: 0, samples: 0, deleted: 0, aborted: 0, busyShards: 0 });
 
 /**
  * The compactor's core: folds the parts of an hour window (the first flush plus late-data parts)
@@ -100,6 +109,7 @@ export class Compactor {
       deleteGraceMs: options.deleteGraceMs ?? COMPACT_DEFAULTS.deleteGraceMs,
       lookbackMs: options.lookbackMs ?? COMPACT_DEFAULTS.lookbackMs,
       concurrency: options.concurrency ?? COMPACT_DEFAULTS.concurrency,
+      dayAfterMs: options.dayAfterMs ?? COMPACT_DEFAULTS.dayAfterMs,
     };
   }
 
@@ -128,9 +138,9 @@ export class Compactor {
   async compactShard(ref: ShardRef): Promise<CompactStats> {
     const stats = empty();
     const now = this.options.clock.now();
-    const windows = await this.candidates(ref, now);
+    const { windows, days } = await this.candidates(ref, now);
     const due = (await this.pending.read(ref)).some((p) => p.deleteAfter === null || p.deleteAfter <= now);
-    if (windows.length === 0 && !due) return stats;
+    if (windows.length === 0 && days.length === 0 && !due) return stats;
     const lease = await this.hot.acquireLease(ref, this.leaseOwner, this.options.leaseTtlMs);
     if (!lease) return { ...stats, busyShards: 1 };
     // Renewed in the background and checked before every commit, as the flusher does.
@@ -149,6 +159,10 @@ export class Compactor {
         if (!(await held())) throw new LeaseLostError(`${ref.ns}/${ref.shard}`, lease.fence);
         addCounts(stats, await this.fold(lease, window, held));
       }
+      for (const day of days) {
+        if (!(await held())) throw new LeaseLostError(`${ref.ns}/${ref.shard}`, lease.fence);
+        addCounts(stats, await this.foldDay(lease, day, held));
+      }
     } catch (e) {
       // Another owner has the shard now; what this pass left half done, the next one settles.
       if (!(e instanceof LeaseLostError)) throw e;
@@ -160,18 +174,24 @@ export class Compactor {
     return stats;
   }
 
-  /** Windows with enough parts that ended long enough ago, from the (cached) catalogs. */
-  private async candidates(ref: ShardRef, now: number): Promise<number[]> {
+  /**
+   * Windows with enough parts that ended long enough ago, and closed days held by more than one
+   * object, from the (cached) catalogs. A day is folded after its windows.
+   */
+  private async candidates(ref: ShardRef, now: number): Promise<{ windows: number[]; days: number[] }> {
     const generation = await this.hot.generation(ref);
-    const out: number[] = [];
+    const windows: number[] = [];
+    const days: number[] = [];
     for (const day of await this.catalogs.days(ref, generation)) {
       if (day + DAY_MS <= now - this.settings.lookbackMs) continue;
+      const entries = (await this.catalogs.read(ref, day, generation)).entries;
       const counts = new Map<number, number>();
-      for (const e of (await this.catalogs.read(ref, day, generation)).entries) counts.set(e.window, (counts.get(e.window) ?? 0) + 1);
-      for (const [window, n] of counts) if (n >= this.settings.minParts && window + WINDOW_MS + this.settings.settleMs <= now) out.push(window);
+      for (const e of entries) counts.set(e.window, (counts.get(e.window) ?? 0) + 1);
+      for (const [window, n] of counts) if (n >= this.settings.minParts && window + WINDOW_MS + this.settings.settleMs <= now) windows.push(window);
+      if (this.settings.dayAfterMs > 0 && day + DAY_MS + this.settings.dayAfterMs <= now && new Set(entries.map((e) => e.key)).size > 1) days.push(day);
     }
-    for (const w of await this.deletedWindows(ref, generation)) if (!out.includes(w)) out.push(w);
-    return out.sort((a, b) => a - b);
+    for (const w of await this.deletedWindows(ref, generation)) if (!windows.includes(w)) windows.push(w);
+    return { windows: windows.sort((a, b) => a - b), days };
   }
 
   /**
@@ -287,7 +307,8 @@ export class Compactor {
     const verdict = { is: 'changed' as Verdict };
     await this.catalogs.update(ref, day, (current) => {
       verdict.is = commitFold(current, window, replaced, entry);
-      return verdict.is === 'committed' ? { ...current, entries: [...current.entries.filter((e) => !replaced.has(e.key)), entry] } : null;
+      // Only this window's entries: a day object folded here is still listed for its other windows.
+      return verdict.is === 'committed' ? { ...current, entries: [...current.entries.filter((e) => !(e.window === window && replaced.has(e.key))), entry] } : null;
     });
     // Left as an intent when the catalog changed: a later pass deletes the unused upload.
     if (verdict.is === 'changed') return { ...stats, aborted: 1 };
@@ -299,6 +320,72 @@ export class Compactor {
       current.filter((p) => p.key !== key).map((p) => (replaced.has(p.key) && p.deleteAfter === null ? { key: p.key, deleteAfter: deadline } : p)),
     );
     return { ...stats, windows: 1, partsIn: parts.length, bytesIn: parts.reduce((n, p) => n + p.size, 0), bytesOut: bytes.length, samples: folded.samples };
+  }
+
+  /**
+   * Fold every entry of a closed shard-day into one day object (keys.md, "Day fold"): the same
+   * intent → upload → compare-and-swap → announce → timed deletes as a window fold. The commit
+   * needs the day's catalog to list exactly the folded entries; anything registered meanwhile
+   * makes it give up (the next pass folds again).
+   */
+  private async foldDay(lease: Lease, day: number, held: () => Promise<boolean>): Promise<CompactStats> {
+    const stats = empty();
+    const ref = lease.ref;
+    const { catalog } = await this.catalogs.load(ref, day);
+    const entries = catalog.entries;
+    const replaced = new Set(entries.map((e) => e.key));
+    if (replaced.size < 2) return stats;
+    const windows = [...new Set(entries.map((e) => e.window))].sort((a, b) => a - b);
+    const at: Position = { fence: lease.fence, part: Math.max(...windows.map((w) => nextPart(catalog, w))) };
+    if (!entries.every((e) => byPrecedence(e, at) < 0)) return { ...stats, aborted: 1 };
+    const key = daySegmentKey(ref, day, at.part, at.fence);
+
+    // Per window, its entries merged in precedence order (a day object read once, clipped per window).
+    const reads = new Map<string, Promise<SeriesData[]>>();
+    const deleted = await this.deletedIn(ref, entries);
+    const perWindow: Folded[] = [];
+    for (const w of windows) perWindow.push(await foldParts(this.objects, entries.filter((e) => e.window === w), 4, deleted, reads));
+    const bySeries = new Map<string, { metric: string; tags: Record<string, string>; parts: SeriesColumns[] }>();
+    for (const f of perWindow)
+      for (const s of f.series) {
+        let e = bySeries.get(s.id);
+        if (!e) bySeries.set(s.id, (e = { metric: s.metric, tags: s.tags, parts: [] }));
+        e.parts.push({ ts: s.ts, fields: s.fields });
+      }
+    const series: SegmentSeriesInput[] = [...bySeries]
+      .map(([id, e]) => {
+        const all = concatWindows(e.parts);
+        return { id, metric: e.metric, tags: e.tags, ts: all.ts, fields: all.fields };
+      })
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const bytes = encodeSegment({ ns: ref.ns, shard: ref.shard, window: day, series });
+    const createdAt = this.options.clock.now();
+    const listed = windows.flatMap((w, i) => {
+      const f = perWindow[i]!;
+      if (f.series.length === 0) return [];
+      return [entryOf(key, bytes, { window: w, part: at.part, fence: at.fence, series: f.series, samples: f.samples, minTs: f.minTs, maxTs: f.maxTs, createdAt })];
+    });
+    const pairs = (list: readonly CatalogEntry[]) => new Set(list.map((e) => `${e.window}\u0000${e.key}`));
+    const folded = pairs(entries);
+
+    await this.pending.update(ref, (current) => upsert(current, [...replaced, key], null));
+    await this.objects.put(key, bytes);
+    if (!(await held())) throw new LeaseLostError(`${ref.ns}/${ref.shard}`, lease.fence);
+    const verdict = { is: 'changed' as Verdict };
+    await this.catalogs.update(ref, day, (current) => {
+      const now = pairs(current.entries);
+      if (current.entries.some((e) => e.key === key)) verdict.is = 'already';
+      else verdict.is = now.size === folded.size && [...now].every((p) => folded.has(p)) ? 'committed' : 'changed';
+      return verdict.is === 'committed' ? { ...current, entries: listed } : null;
+    });
+    if (verdict.is === 'changed') return { ...stats, aborted: 1 };
+    await this.hot.bumpGeneration(lease);
+    const deadline = this.options.clock.now() + this.settings.deleteGraceMs;
+    await this.pending.update(ref, (current) =>
+      current.filter((p) => p.key !== key).map((p) => (replaced.has(p.key) && p.deleteAfter === null ? { key: p.key, deleteAfter: deadline } : p)),
+    );
+    const samples = series.reduce((n, s) => n + s.ts.length, 0);
+    return { ...stats, days: 1, partsIn: replaced.size, bytesIn: [...new Map(entries.map((e) => [e.key, e.size])).values()].reduce((a, b) => a + b, 0), bytesOut: bytes.length, samples };
   }
 }
 

@@ -1,6 +1,6 @@
-import { nameMap, type FieldValue, type ObjectStore } from '@s4/core';
+import { WINDOW_MS, isDaySegmentKey, nameMap, type FieldValue, type ObjectStore, type SeriesData } from '@s4/core';
 import { decodeSegment, type CatalogEntry, type SegmentSeriesInput } from '@s4/format';
-import { mergeSources, type Source } from '../columns/merge.js';
+import { clip, mergeSources, type Source } from '../columns/merge.js';
 import { mapLimit } from '../concurrency.js';
 import { spanOf } from '../catalog/catalog-store.js';
 import { withoutDeleted, type Tombstone } from '../deletes/tombstones.js';
@@ -16,6 +16,26 @@ export function byPrecedence(a: Position, b: Position): number {
   return a.fence - b.fence || a.part - b.part;
 }
 
+/**
+ * The series of one catalog entry, whole: a part's, or of a day object only the samples of the
+ * entry's window (a day object is listed once per window it holds, keys.md "Day fold").
+ */
+export async function readPart(objects: ObjectStore, entry: CatalogEntry, cache?: Map<string, Promise<SeriesData[]>>): Promise<SeriesData[]> {
+  const day = isDaySegmentKey(entry.key);
+  // Only day objects are kept in `cache` (they serve every window of their day); hour parts are read once anyway.
+  let read = day ? cache?.get(entry.key) : undefined;
+  if (!read) {
+    read = objects.get(entry.key).then((got) => {
+      if (!got || got.notModified) throw new Error(`segment ${entry.key} is registered in the catalog but missing from the object store`);
+      return decodeSegment(got.body).series;
+    });
+    if (day) cache?.set(entry.key, read);
+  }
+  const series = await read;
+  if (!day) return series;
+  return series.map((s) => ({ ...s, ...clip(s, entry.window, entry.window + WINDOW_MS) })).filter((s) => s.ts.length > 0);
+}
+
 export interface Folded {
   /** Every series of the parts, merged newest-wins, sorted by id; all-null columns left out. */
   readonly series: SegmentSeriesInput[];
@@ -28,13 +48,9 @@ export interface Folded {
  * Read whole parts of one window (one GET each) and merge them per series exactly as a query
  * does: parts in precedence order, the later part winning at an equal timestamp.
  */
-export async function foldParts(objects: ObjectStore, parts: readonly CatalogEntry[], concurrency = 4, deleted: readonly Tombstone[] = []): Promise<Folded> {
+export async function foldParts(objects: ObjectStore, parts: readonly CatalogEntry[], concurrency = 4, deleted: readonly Tombstone[] = [], reads?: Map<string, Promise<SeriesData[]>>): Promise<Folded> {
   const ordered = [...parts].sort(byPrecedence);
-  const decoded = await mapLimit(ordered, concurrency, async (part) => {
-    const got = await objects.get(part.key);
-    if (!got || got.notModified) throw new Error(`segment ${part.key} is registered in the catalog but missing from the object store`);
-    return decodeSegment(got.body).series;
-  });
+  const decoded = await mapLimit(ordered, concurrency, (part) => readPart(objects, part, reads));
   const bySeries = new Map<string, { metric: string; tags: Record<string, string>; sources: Source[] }>();
   // Inserted in precedence order whatever order the reads finished in.
   for (const series of decoded) {

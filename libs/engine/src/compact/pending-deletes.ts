@@ -1,4 +1,4 @@
-import { PreconditionFailedError, pendingDeletesKey, type ObjectStore, type ShardRef } from '@s4/core';
+import { PreconditionFailedError, pendingDeletesKey, type CatalogKind, type ObjectStore, type ShardRef } from '@s4/core';
 import { decodePendingDeletes, encodePendingDeletes, type PendingDelete } from '@s4/format';
 
 /**
@@ -10,10 +10,14 @@ export class PendingDeletesStore {
   /** The copy last seen per shard, revalidated with a conditional GET (a 304 when unchanged). */
   private readonly seen = new Map<string, { list: PendingDelete[]; etag: string }>();
 
-  constructor(private readonly objects: ObjectStore) {}
+  constructor(
+    private readonly objects: ObjectStore,
+    /** Whose list: the compactor's (segment parts) or the rollup builder's (rollup objects). */
+    private readonly kind: CatalogKind = 'segment',
+  ) {}
 
   async read(ref: ShardRef): Promise<PendingDelete[]> {
-    const key = pendingDeletesKey(ref);
+    const key = pendingDeletesKey(ref, this.kind);
     const cached = this.seen.get(key);
     const got = await this.objects.get(key, cached ? { ifNoneMatch: cached.etag } : undefined);
     if (got === null) {
@@ -31,7 +35,7 @@ export class PendingDeletesStore {
    * on a conflict it runs again on the newer list.
    */
   async update(ref: ShardRef, change: (current: readonly PendingDelete[]) => PendingDelete[] | null): Promise<void> {
-    const key = pendingDeletesKey(ref);
+    const key = pendingDeletesKey(ref, this.kind);
     for (let attempt = 0; ; attempt++) {
       const got = await this.objects.get(key);
       const current = got && !got.notModified ? decodePendingDeletes(got.body) : [];

@@ -1,7 +1,7 @@
-import { canonicalSeries, isDayRollupKey, nameMap, own, type SeriesKey, type ShardRef } from '@s4/core';
+import { DAY_MS, canonicalSeries, isDayRollupKey, nameMap, own, type SeriesKey, type ShardRef } from '@s4/core';
 import { mapLimit } from '../concurrency.js';
 import { aggColumn, aggValue, bucketize, mergeBuckets, type Bucket } from '../rollup/buckets.js';
-import { mergeWindows } from './raw-reader.js';
+import { mergeWindows, type RawSources } from './raw-reader.js';
 import { deletedFor, withoutDeletedRollups } from './deleted.js';
 import { withoutDeleted, type Tombstone } from '../deletes/tombstones.js';
 import type { Readers } from './readers.js';
@@ -62,7 +62,7 @@ async function aggregateShard({ hot, planner, raw, rollups }: Readers, ref: Shar
   const scan = await hot.scan(ref, spec.metric, spec.from, spec.to);
   const entries = await planner.segmentEntries(ref, spec, scan.generation);
   const dead = await deleted(ref.ns);
-  const { resolution, rolled, skipRaw } = await withoutDeletedRollups(await planner.rollupPlan(ref, spec, entries, scan.logs), dead, (e) => raw.footer(e));
+  const { rolled, skipRaw } = await withoutDeletedRollups(await planner.rollupPlan(ref, spec, entries, scan.logs), dead, (e) => raw.footer(e));
 
   const series = new Map<string, { key: SeriesKey; fields: Map<string, Bucket[][]> }>();
   const add = (id: string, key: SeriesKey, field: string, buckets: Bucket[]) => {
@@ -73,19 +73,37 @@ async function aggregateShard({ hot, planner, raw, rollups }: Readers, ref: Shar
     if (!l) s.fields.set(field, (l = []));
     l.push(buckets);
   };
+  const addRaw = (sources: RawSources) => {
+    for (const [id, { key, windows }] of sources) {
+      const data = withoutDeleted(mergeWindows(windows, spec, spec.fields), key, dead);
+      // A field without numbers has no buckets here, as it has none in a rollup: the answer is the same either way.
+      for (const [field, col] of Object.entries(data.fields)) {
+        const buckets = bucketize(data.ts, col, spec.step);
+        if (buckets.length > 0) add(id, key, field, buckets);
+      }
+    }
+  };
 
+  // The rollup object answering each window (a day object answers every hour of its day).
+  const rollupOf = (w: number) => (skipRaw.has(w) ? rolled.get(Math.floor(w / DAY_MS) * DAY_MS) : rolled.get(w));
   const fromRollup = (w: number) => skipRaw.has(w) || (rolled.has(w) && !isDayRollupKey(rolled.get(w)!.key));
-  const rawSources = await raw.sources(
-    spec,
-    entries.filter((e) => !fromRollup(e.window)),
-    scan.logs.filter((l) => !fromRollup(l.window)),
-  );
-  for (const [id, { key, windows }] of rawSources) {
-    const data = withoutDeleted(mergeWindows(windows, spec, spec.fields), key, dead);
-    for (const [field, col] of Object.entries(data.fields)) add(id, key, field, bucketize(data.ts, col, spec.step));
+  const [rawSources, needRaw] = await Promise.all([
+    raw.sources(
+      spec,
+      entries.filter((e) => !fromRollup(e.window)),
+      scan.logs.filter((l) => !fromRollup(l.window)),
+    ),
+    rollups.read(spec, rolled.values(), spec.step, add),
+  ]);
+  addRaw(rawSources);
+  // Series a rollup object stores no resolution for that divides the step: their raw parts, in those windows only.
+  if (needRaw.size > 0) {
+    const keep = (id: string, w: number) => {
+      const r = rollupOf(w);
+      return r !== undefined && needRaw.get(r)?.has(id) === true;
+    };
+    addRaw(await raw.sources(spec, entries.filter((e) => fromRollup(e.window) && needRaw.has(rollupOf(e.window)!)), [], undefined, keep));
   }
-
-  if (resolution) await rollups.read(spec, rolled.values(), resolution, add);
 
   return [...series].map(([id, s]) => ({ id, key: s.key, fields: new Map([...s.fields].map(([f, lists]) => [f, mergeBuckets(lists, spec.step)] as const)) }));
 }

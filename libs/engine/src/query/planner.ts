@@ -1,16 +1,16 @@
 import { DAY_MS, WINDOW_MS, allShards, currentDayRollupKey, currentRollupKey, type HotLog, type ShardRef } from '@s4/core';
 import type { CatalogEntry } from '@s4/format';
 import type { CatalogStore } from '../catalog/catalog-store.js';
-import { DAY_ROLLUP_RESOLUTION, rollupResolutionFor, type RollupResolution } from '../rollup/resolutions.js';
+import { rollupsCanAnswer } from '../rollup/resolutions.js';
 import { selects } from './selector.js';
 import type { AggregateSpec, QueryEngineOptions, QuerySpec } from './types.js';
 
 /**
  * Which windows come from rollups. Keys of `rolled` are hour windows, or day starts for day
- * rollups (whose hours are in `skipRaw`); every other window is answered from raw data.
+ * rollups (whose hours are in `skipRaw`); every other window is answered from raw data, and so
+ * is a series a rollup object has no resolution for that divides the step (rollup-reader.ts).
  */
 export interface RollupPlan {
-  readonly resolution: RollupResolution | null;
   readonly rolled: ReadonlyMap<number, CatalogEntry>;
   readonly skipRaw: ReadonlySet<number>;
 }
@@ -57,10 +57,9 @@ export class QueryPlanner {
    * and no hot data of the selector waiting in them.
    */
   async rollupPlan(ref: ShardRef, spec: AggregateSpec, entries: readonly CatalogEntry[], logs: readonly HotLog[]): Promise<RollupPlan> {
-    const resolution = rollupResolutionFor(spec.step);
     const rolled = new Map<number, CatalogEntry>();
     const skipRaw = new Set<number>();
-    if (!resolution || !this.rollups) return { resolution, rolled, skipRaw };
+    if (!rollupsCanAnswer(spec.step) || !this.rollups) return { rolled, skipRaw };
     const hotWindows = new Set(logs.filter((l) => selects(spec, l.key.tags)).map((l) => l.window));
     const partsOf = new Map<number, CatalogEntry[]>();
     for (const e of entries) {
@@ -73,18 +72,16 @@ export class QueryPlanner {
     const byKey = new Map(rollupEntries.map((e) => [e.key, e]));
     const hourly = new Map<number, string>();
     for (const [window, parts] of partsOf) hourly.set(window, currentRollupKey(ref, window, parts.map((p) => p.key)));
-    // Whole days first: one object per shard-day when the step is a multiple of the day objects' resolution.
+    // Whole days first: one object per shard-day.
     const covered = new Set<number>();
-    if (resolution === DAY_ROLLUP_RESOLUTION) {
-      const days = new Set([...hourly.keys()].map((w) => Math.floor(w / DAY_MS) * DAY_MS));
-      for (const day of days) {
-        if (day < spec.from || day + DAY_MS > spec.to || [...hotWindows].some((w) => w >= day && w < day + DAY_MS)) continue;
-        const windows = [...hourly.keys()].filter((w) => w >= day && w < day + DAY_MS);
-        const r = byKey.get(currentDayRollupKey(ref, day, windows.map((w) => hourly.get(w)!)));
-        if (!r || !mayHold(r, spec.metric)) continue;
-        rolled.set(day, r);
-        for (const w of windows) covered.add(w);
-      }
+    const days = new Set([...hourly.keys()].map((w) => Math.floor(w / DAY_MS) * DAY_MS));
+    for (const day of days) {
+      if (day < spec.from || day + DAY_MS > spec.to || [...hotWindows].some((w) => w >= day && w < day + DAY_MS)) continue;
+      const windows = [...hourly.keys()].filter((w) => w >= day && w < day + DAY_MS);
+      const r = byKey.get(currentDayRollupKey(ref, day, windows.map((w) => hourly.get(w)!)));
+      if (!r || !mayHold(r, spec.metric)) continue;
+      rolled.set(day, r);
+      for (const w of windows) covered.add(w);
     }
     for (const [window, key] of hourly) {
       if (covered.has(window) || window < spec.from || window + WINDOW_MS > spec.to || hotWindows.has(window)) continue;
@@ -92,7 +89,7 @@ export class QueryPlanner {
       if (r && mayHold(r, spec.metric)) rolled.set(window, r);
     }
     for (const w of covered) skipRaw.add(w);
-    return { resolution, rolled, skipRaw };
+    return { rolled, skipRaw };
   }
 }
 

@@ -1,4 +1,4 @@
-import { type HotLog, type ObjectStore, type SeriesColumns, type SeriesKey } from '@s4/core';
+import { WINDOW_MS, isDaySegmentKey, type HotLog, type ObjectStore, type SeriesColumns, type SeriesKey } from '@s4/core';
 import { assemble, blockColumnsBytes, columnRanges, decodeBlockColumns, decodeFooter, decodeRecords, projectBlockColumns, projectColumns, selectPaths, type BlockColumns, type ByteRange, type CatalogEntry, type FooterEntry, type SegmentFooter } from '@s4/format';
 import { clip, concatWindows, mergeSources, type Source } from '../columns/merge.js';
 import { mapLimit } from '../concurrency.js';
@@ -137,9 +137,16 @@ export class RawReader {
 
   /**
    * Per matching series and window: the raw sources in ascending precedence (parts in the order
-   * given, then hot logs). Series in `skip` are not read from the parts.
+   * given, then hot logs). Series in `skip` are not read from the parts, nor those `keep` refuses
+   * for the part's window.
    */
-  async sources(spec: QuerySpec, entries: readonly CatalogEntry[], logs: readonly HotLog[], skip?: ReadonlyMap<string, unknown>): Promise<RawSources> {
+  async sources(
+    spec: QuerySpec,
+    entries: readonly CatalogEntry[],
+    logs: readonly HotLog[],
+    skip?: ReadonlyMap<string, unknown>,
+    keep?: (id: string, window: number) => boolean,
+  ): Promise<RawSources> {
     const bySeries: RawSources = new Map();
     const sourcesOf = (id: string, key: SeriesKey, window: number) => {
       let s = bySeries.get(id);
@@ -148,14 +155,41 @@ export class RawReader {
       if (!list) s.windows.set(window, (list = []));
       return list;
     };
-    const perEntry = await mapLimit(entries, Math.max(1, Math.ceil(this.concurrency / 2)), async (entry) => {
-      const list = (await this.index?.blocks(entry, spec)) ?? candidates(await this.footer(entry), spec);
-      const wanted = list.filter((s) => !skip?.has(s.id) && s.metric === spec.metric && selects(spec, s.tags) && s.maxTs >= spec.from && s.minTs < spec.to);
-      return { entry, wanted, blocks: await this.readColumns(entry, wanted, spec.fields) };
-    });
+    // A day object is listed once per hour window it holds (keys.md, "Day fold"): it is read
+    // once, and each of its entries contributes the samples of its own window only.
+    const windowsOf = new Map<string, number[]>();
+    for (const e of entries) windowsOf.set(e.key, [...(windowsOf.get(e.key) ?? []), e.window]);
+    const reads = new Map<string, Promise<{ wanted: FooterEntry[]; blocks: BlockColumns[] }>>();
+    const readOnce = (entry: CatalogEntry) => {
+      let read = reads.get(entry.key);
+      if (!read) {
+        const windows = windowsOf.get(entry.key)!;
+        read = (async () => {
+          // A day object's entries are not in the series index (it indexes hour parts): its footer says.
+          const list = (isDaySegmentKey(entry.key) ? undefined : await this.index?.blocks(entry, spec)) ?? candidates(await this.footer(entry), spec);
+          const wanted = list.filter(
+            (s) => !skip?.has(s.id) && (!keep || windows.some((w) => keep(s.id, w))) && s.metric === spec.metric && selects(spec, s.tags) && s.maxTs >= spec.from && s.minTs < spec.to,
+          );
+          return { wanted, blocks: await this.readColumns(entry, wanted, spec.fields) };
+        })();
+        reads.set(entry.key, read);
+      }
+      return read;
+    };
+    const perEntry = await mapLimit(entries, Math.max(1, Math.ceil(this.concurrency / 2)), async (entry) => ({ entry, ...(await readOnce(entry)) }));
     // Insert in catalog order (window, fence, part), so precedence is right whatever finished first.
-    for (const { entry, wanted, blocks } of perEntry)
-      wanted.forEach((s, i) => sourcesOf(s.id, { metric: s.metric, tags: s.tags }, entry.window).push(blockSource(blocks[i]!)));
+    for (const { entry, wanted, blocks } of perEntry) {
+      const day = isDaySegmentKey(entry.key);
+      wanted.forEach((s, i) => {
+        if (keep && !keep(s.id, entry.window)) return;
+        if (!day) {
+          sourcesOf(s.id, { metric: s.metric, tags: s.tags }, entry.window).push(blockSource(blocks[i]!));
+          return;
+        }
+        const data = clip(assemble(blocks[i]!), entry.window, entry.window + WINDOW_MS);
+        if (data.ts.length > 0) sourcesOf(s.id, { metric: s.metric, tags: s.tags }, entry.window).push({ data, sortedUnique: true });
+      });
+    }
     for (const log of logs) {
       if (!selects(spec, log.key.tags)) continue;
       const data = decodeRecords(log.data);

@@ -25,7 +25,8 @@ async function visitSeries({ hot, planner, raw, concurrency, tombstones }: Reade
     const generation = await hot.generation(ref);
     const dead = await deleted(ref.ns);
     for (const k of await hot.seriesIn(ref, metric, from, to)) if (selects(selector, k.tags) && !coversRange(k, dead, from, to)) found(k);
-    const entries = await planner.entries(ref, from, to, generation, metric);
+    // A day object is listed once per window: its footer is read once.
+    const entries = [...new Map((await planner.entries(ref, from, to, generation, metric)).map((e) => [e.key, e])).values()];
     await mapLimit(entries, 4, async (e) => {
       const list = (await index?.blocks(e, selector)) ?? (await raw.footer(e)).series;
       for (const s of list) if ((metric === undefined || s.metric === metric) && selects(selector, s.tags) && s.maxTs >= from && s.minTs < to && !coversRange(s, dead, from, to)) found(s);

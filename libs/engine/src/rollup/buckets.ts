@@ -1,24 +1,16 @@
-import { nameMap, type FieldValue } from '@s4/core';
+import type { FieldValue } from '@s4/core';
+import type { Bucket } from '@s4/format';
 
 /**
- * Aggregates of one field over one time bucket. Buckets over disjoint samples combine exactly
- * (sums add, min/max fold, first/last by timestamp), which is what lets rollups of small
- * buckets answer any step that is a multiple of them, and lets series combine into groups.
+ * Aggregates of one field over one time bucket (the type is the rollup format's). Buckets over
+ * disjoint samples combine exactly (sums add, min/max fold, first/last by timestamp), which is
+ * what lets rollups of small buckets answer any step that is a multiple of them, and lets series
+ * combine into groups.
  *
  * Only numbers are aggregated; NaN is skipped (it would poison sum, min and max), ±Infinity
  * counts like any number.
  */
-export interface Bucket {
-  start: number;
-  count: number;
-  sum: number;
-  min: number;
-  max: number;
-  first: number;
-  firstTs: number;
-  last: number;
-  lastTs: number;
-}
+export type { Bucket };
 
 export const AGGS = ['avg', 'min', 'max', 'sum', 'count', 'first', 'last'] as const;
 export type Agg = (typeof AGGS)[number];
@@ -102,53 +94,4 @@ export function aggValue(b: Bucket, agg: Agg): number {
 /** The column names of an aggregated answer: `avg(value)`. */
 export function aggColumn(agg: Agg, field: string): string {
   return `${agg}(${field})`;
-}
-
-// ---- rollup rows: buckets stored as columns of a segment-format block
-
-export const BUCKET_COLUMNS = ['count', 'sum', 'min', 'max', 'first', 'firstTs', 'last', 'lastTs'] as const;
-
-/** Buckets of several fields as one columnar block: ts = bucket starts, `<field>.<column>` columns. */
-export function bucketsToColumns(byField: ReadonlyMap<string, readonly Bucket[]>): { ts: number[]; fields: Record<string, FieldValue[]> } {
-  const starts = [...new Set([...byField.values()].flatMap((l) => l.map((b) => b.start)))].sort((a, b) => a - b);
-  const index = new Map(starts.map((s, i) => [s, i]));
-  const fields = nameMap<FieldValue[]>();
-  for (const [field, list] of byField) {
-    const cols = BUCKET_COLUMNS.map((c) => {
-      const col = new Array<FieldValue>(starts.length).fill(null);
-      fields[`${field}.${c}`] = col;
-      return col;
-    });
-    for (const b of list) {
-      const i = index.get(b.start)!;
-      BUCKET_COLUMNS.forEach((c, k) => (cols[k]![i] = b[c]));
-    }
-  }
-  return { ts: starts, fields };
-}
-
-export function columnsToBuckets(ts: readonly number[], fields: Readonly<Record<string, readonly FieldValue[]>>): Map<string, Bucket[]> {
-  const out = new Map<string, Bucket[]>();
-  const names = new Set(Object.keys(fields).filter((k) => k.endsWith('.count')).map((k) => k.slice(0, -'.count'.length)));
-  for (const field of names) {
-    const col = (c: string) => fields[`${field}.${c}`]!;
-    const [count, sum, min, max, first, firstTs, last, lastTs] = BUCKET_COLUMNS.map(col);
-    const list: Bucket[] = [];
-    for (let i = 0; i < ts.length; i++) {
-      if (count![i] === null) continue;
-      list.push({
-        start: ts[i]!,
-        count: count![i] as number,
-        sum: sum![i] as number,
-        min: min![i] as number,
-        max: max![i] as number,
-        first: first![i] as number,
-        firstTs: firstTs![i] as number,
-        last: last![i] as number,
-        lastTs: lastTs![i] as number,
-      });
-    }
-    out.set(field, list);
-  }
-  return out;
 }

@@ -1,21 +1,49 @@
-/** Resolutions stored in every rollup object; coarser ones (1 d, ...) are folded from 1 h at read time. */
-export const ROLLUP_RESOLUTIONS = [
-  { name: '1m', ms: 60_000 },
-  { name: '1h', ms: 3_600_000 },
-] as const;
+import { resolutionMs } from '@s4/format';
 
-export type RollupResolution = (typeof ROLLUP_RESOLUTIONS)[number]['name'];
-
-/** Day rollup objects hold the buckets of this resolution (rollup.md). */
-export const DAY_ROLLUP_RESOLUTION: RollupResolution = '1h';
-
-/** The coarsest stored resolution that divides `step`, or null when none does (raw data answers). */
-export function rollupResolutionFor(step: number): RollupResolution | null {
-  for (let i = ROLLUP_RESOLUTIONS.length - 1; i >= 0; i--) if (step % ROLLUP_RESOLUTIONS[i]!.ms === 0) return ROLLUP_RESOLUTIONS[i]!.name;
-  return null;
+/** A bucket width a rollup may store, named as in footer entry ids (`1m`, `1h`). */
+export interface Resolution {
+  readonly name: string;
+  readonly ms: number;
 }
 
-/** Footer entry ids of a rollup object: `<series id>.<resolution>`. */
-export function rollupSeriesId(id: string, resolution: RollupResolution): string {
-  return `${id}.${resolution}`;
+/**
+ * Resolutions the builder considers for every series (rollup.md, "Which resolutions a series
+ * has"); coarser steps (1 d, ...) fold the coarsest stored one at read time.
+ */
+export const ROLLUP_RESOLUTIONS: readonly Resolution[] = [
+  { name: '1m', ms: 60_000 },
+  { name: '1h', ms: 3_600_000 },
+];
+
+/** A bucket keeps five numbers per field that cost like samples: sum, min, max, first, last. */
+export const BUCKET_VALUES = 5;
+
+/**
+ * A resolution is stored for a series only where it cuts the numbers a query reads at least this
+ * many times: its buckets hold on average `MIN_REDUCTION × BUCKET_VALUES` samples or more.
+ */
+export const MIN_REDUCTION = 4;
+
+/** Whether `samples` numeric values falling into `buckets` buckets make a resolution worth storing. */
+export function pays(samples: number, buckets: number, minReduction = MIN_REDUCTION): boolean {
+  return buckets > 0 && samples >= minReduction * BUCKET_VALUES * buckets;
+}
+
+/** Whether some resolution of `known` divides `step`, so that a rollup can answer it at all. */
+export function rollupsCanAnswer(step: number, known: readonly Resolution[] = ROLLUP_RESOLUTIONS): boolean {
+  return known.some((r) => step % r.ms === 0);
+}
+
+/** Of the resolutions a series has stored, the coarsest that divides `step`, or null (read raw). */
+export function pickResolution(step: number, stored: Iterable<string>): string | null {
+  let best: string | null = null;
+  let bestMs = 0;
+  for (const name of stored) {
+    const ms = resolutionMs(name);
+    if (ms !== null && step % ms === 0 && ms > bestMs) {
+      best = name;
+      bestMs = ms;
+    }
+  }
+  return best;
 }

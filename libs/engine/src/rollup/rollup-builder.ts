@@ -5,56 +5,102 @@ import {
   currentDayRollupKey,
   currentRollupKey,
   isDayRollupKey,
+  rollupKeyDay,
   type Clock,
-  type FieldValue,
   type HotTier,
   type ObjectStore,
+  type SeriesData,
   type ShardRef,
 } from '@s4/core';
-import { decodeSegment, encodeSegment, type CatalogEntry, type SegmentSeriesInput } from '@s4/format';
+import { RAW_MARKER, bucketsToColumns, columnsToBuckets, decodeSegment, encodeSegment, parseRollupSeriesId, rollupSeriesId, type CatalogEntry, type SegmentSeriesInput } from '@s4/format';
 import { entryOf, type CatalogStore } from '../catalog/catalog-store.js';
 import { mergeSources, type Source } from '../columns/merge.js';
+import { readPart } from '../compact/fold.js';
+import { PendingDeletesStore, upsert } from '../compact/pending-deletes.js';
 import { mapLimit } from '../concurrency.js';
-import { bucketize, bucketsToColumns, type Bucket } from './buckets.js';
-import { DAY_ROLLUP_RESOLUTION, ROLLUP_RESOLUTIONS, rollupSeriesId } from './resolutions.js';
+import { bucketize, type Bucket } from './buckets.js';
+import { MIN_REDUCTION, ROLLUP_RESOLUTIONS, pays, type Resolution } from './resolutions.js';
 
 export interface RollupStats {
   objects: number;
   series: number;
   windows: number;
+  /** Replaced rollup objects deleted after their grace period. */
+  deleted: number;
 }
 
 export interface RollupBuilderOptions {
   readonly ns: string;
   readonly shards: number;
   readonly clock: Clock;
+  /** Resolutions considered for each series (default 1 min and 1 h). */
+  readonly resolutions?: readonly Resolution[];
+  /** A resolution is stored where it cuts the numbers read at least this many times (default 4). */
+  readonly minReduction?: number;
+  /**
+   * A day's hourly rollups are folded into one day object once the day ended this long ago
+   * (default 3 h: after the compactor's day fold, 2 h by default, which changes every hourly
+   * rollup key of the day; late data after that is rare and would only refold it).
+   */
+  readonly dayAfterMs?: number;
+  /** Replaced rollup objects are deleted this long after they left the catalog (default 10 min). */
+  readonly deleteGraceMs?: number;
+}
+
+export const ROLLUP_DEFAULTS = { dayAfterMs: 3 * 3_600_000, deleteGraceMs: 600_000 } as const;
+
+interface RollupRows {
+  metric: string;
+  tags: Record<string, string>;
+  /** Per resolution stored: per field, its buckets. */
+  byRes: Map<string, Map<string, Bucket[]>>;
 }
 
 /**
  * The aggregation worker's core. For every hour window whose registered parts differ from the
- * ones its rollup was computed from, it reads the parts, merges them (newest wins), computes
- * count/sum/min/max/first/last per numeric field at each resolution, writes one rollup object
- * per (shard, window) and registers it, replacing the stale one. Queries use a rollup only
- * when it matches the window's current parts, so late data never yields a stale answer.
+ * ones its rollup was computed from, it reads the parts, merges them (newest wins), and stores
+ * count/sum/min/max/first/last per numeric field at each resolution that pays for itself for
+ * that series (rollup.md); once a day is closed its hourly rollups are folded into one day
+ * object, and every object a newer one replaced is deleted after a grace period. Queries use a
+ * rollup only when it matches the window's current parts, so late data never yields a stale
+ * answer.
  */
 export class RollupBuilder {
+  private readonly pending: PendingDeletesStore;
+  private readonly resolutions: readonly Resolution[];
+  private readonly minReduction: number;
+  private readonly dayAfterMs: number;
+  private readonly deleteGraceMs: number;
+
   constructor(
     private readonly hot: HotTier,
     private readonly objects: ObjectStore,
     private readonly segments: CatalogStore,
     private readonly rollups: CatalogStore,
     private readonly options: RollupBuilderOptions,
-  ) {}
+  ) {
+    this.pending = new PendingDeletesStore(objects, 'rollup');
+    this.resolutions = [...(options.resolutions ?? ROLLUP_RESOLUTIONS)].sort((a, b) => a.ms - b.ms);
+    this.minReduction = options.minReduction ?? MIN_REDUCTION;
+    this.dayAfterMs = options.dayAfterMs ?? ROLLUP_DEFAULTS.dayAfterMs;
+    this.deleteGraceMs = options.deleteGraceMs ?? ROLLUP_DEFAULTS.deleteGraceMs;
+  }
 
   /** Roll up every stale window of every shard in days overlapping [from, to). */
   async rollupAll(from: number, to: number): Promise<RollupStats> {
     const per = await mapLimit(allShards(this.options.shards), 4, (shard) => this.rollupShard({ ns: this.options.ns, shard }, from, to));
-    return per.reduce((a, b) => ({ objects: a.objects + b.objects, series: a.series + b.series, windows: a.windows + b.windows }), { objects: 0, series: 0, windows: 0 });
+    return per.reduce((a, b) => ({ objects: a.objects + b.objects, series: a.series + b.series, windows: a.windows + b.windows, deleted: a.deleted + b.deleted }), {
+      objects: 0,
+      series: 0,
+      windows: 0,
+      deleted: 0,
+    });
   }
 
   async rollupShard(ref: ShardRef, from: number, to: number): Promise<RollupStats> {
-    const stats: RollupStats = { objects: 0, series: 0, windows: 0 };
+    const stats: RollupStats = { objects: 0, series: 0, windows: 0, deleted: await this.collect(ref) };
     const generation = await this.hot.generation(ref);
+    const now = this.options.clock.now();
     for (const day of await this.segments.days(ref, generation)) {
       if (day + DAY_MS <= from || day >= to) continue;
       const seg = await this.segments.read(ref, day, generation);
@@ -66,17 +112,21 @@ export class RollupBuilder {
         if (!list) byWindow.set(e.window, (list = []));
         list.push(e);
       }
-      const hourly: [number, string][] = [];
-      for (const [window, parts] of byWindow) {
-        stats.windows++;
-        const key = currentRollupKey(ref, window, parts.map((p) => p.key));
-        hourly.push([window, key]);
+      const hourly = [...byWindow].map(([window, parts]) => [window, currentRollupKey(ref, window, parts.map((p) => p.key))] as [number, string]);
+      stats.windows += hourly.length;
+      if (hourly.length === 0) continue;
+      const dayKey = currentDayRollupKey(ref, day, hourly.map(([, k]) => k));
+      const closed = day + DAY_MS + this.dayAfterMs <= now;
+      // A closed day's object stands for every hour of it: their hourly objects may be gone.
+      if (closed && have.has(dayKey)) continue;
+      // A day object serves every window of its day: read and decode it once.
+      const reads = new Map<string, Promise<SeriesData[]>>();
+      for (const [window, key] of hourly) {
         if (have.has(key)) continue;
-        stats.series += await this.rollupWindow(ref, window, parts, key);
+        stats.series += await this.rollupWindow(ref, window, byWindow.get(window)!, key, reads);
         stats.objects++;
       }
-      const dayKey = currentDayRollupKey(ref, day, hourly.map(([, k]) => k));
-      if (hourly.length > 0 && !have.has(dayKey)) {
+      if (closed) {
         await this.rollupDay(ref, day, hourly, dayKey);
         stats.objects++;
       }
@@ -84,13 +134,11 @@ export class RollupBuilder {
     return stats;
   }
 
-  private async rollupWindow(ref: ShardRef, window: number, parts: CatalogEntry[], key: string): Promise<number> {
+  private async rollupWindow(ref: ShardRef, window: number, parts: CatalogEntry[], key: string, reads: Map<string, Promise<SeriesData[]>>): Promise<number> {
     const ordered = [...parts].sort((a, b) => a.fence - b.fence || a.part - b.part);
     const sources = new Map<string, { metric: string; tags: Record<string, string>; list: Source[] }>();
     for (const part of ordered) {
-      const got = await this.objects.get(part.key);
-      if (!got || got.notModified) throw new Error(`segment ${part.key} is registered but missing`);
-      for (const s of decodeSegment(got.body).series) {
+      for (const s of await readPart(this.objects, part, reads)) {
         let entry = sources.get(s.id);
         if (!entry) sources.set(s.id, (entry = { metric: s.metric, tags: { ...s.tags }, list: [] }));
         entry.list.push({ data: { ts: s.ts, fields: s.fields }, sortedUnique: true });
@@ -99,53 +147,118 @@ export class RollupBuilder {
     const series: SegmentSeriesInput[] = [];
     for (const [id, { metric, tags, list }] of sources) {
       const merged = mergeSources(list);
-      for (const res of ROLLUP_RESOLUTIONS) {
+      const rows: RollupRows = { metric, tags, byRes: new Map() };
+      let numbers = 0;
+      for (const res of this.resolutions) {
         const byField = new Map<string, Bucket[]>();
+        let buckets = 0;
+        numbers = 0;
         for (const [field, col] of Object.entries(merged.fields)) {
-          const buckets = bucketize(merged.ts, col, res.ms);
-          if (buckets.length > 0) byField.set(field, buckets);
+          const list = bucketize(merged.ts, col, res.ms);
+          if (list.length === 0) continue;
+          byField.set(field, list);
+          buckets += list.length;
+          for (const b of list) numbers += b.count;
         }
-        if (byField.size === 0) continue;
-        series.push({ id: rollupSeriesId(id, res.name), metric, tags, ...bucketsToColumns(byField) });
+        if (pays(numbers, buckets, this.minReduction)) rows.byRes.set(res.name, byField);
       }
+      if (numbers > 0) series.push(...rollupEntries(id, rows));
     }
     await this.store(ref, key, window, WINDOW_MS, series, (e) => e.window === window && !isDayRollupKey(e.key));
     return sources.size;
   }
 
-  /** Fold the 1 h buckets of a day's hourly rollups into one object per (shard, day). */
+  /**
+   * Fold a closed day's hourly rollups into one object per (shard, day). A series keeps a
+   * resolution in the day object only if every hourly object that has the series stored it, so
+   * a reader that finds the resolution there finds the whole day in it.
+   */
   private async rollupDay(ref: ShardRef, day: number, hourly: [number, string][], key: string): Promise<void> {
-    const rows = new Map<string, { metric: string; tags: Record<string, string>; ts: number[]; fields: Map<string, FieldValue[]> }>();
-    const daySuffix = rollupSeriesId('', DAY_ROLLUP_RESOLUTION);
+    const rows = new Map<string, RollupRows & { hours: number; counts: Map<string, number> }>();
     for (const [, hourKey] of [...hourly].sort(([a], [b]) => a - b)) {
       const got = await this.objects.get(hourKey);
       if (!got || got.notModified) throw new Error(`rollup ${hourKey} is registered but missing`);
+      const seen = new Set<string>();
       for (const s of decodeSegment(got.body).series) {
-        if (!s.id.endsWith(daySuffix)) continue;
-        let r = rows.get(s.id);
-        if (!r) rows.set(s.id, (r = { metric: s.metric, tags: { ...s.tags }, ts: [], fields: new Map() }));
-        const before = r.ts.length;
-        r.ts.push(...s.ts);
-        for (const [f, col] of Object.entries(s.fields)) {
-          let dst = r.fields.get(f);
-          if (!dst) r.fields.set(f, (dst = new Array<FieldValue>(before).fill(null)));
-          dst.push(...col);
+        const { id, resolution } = parseRollupSeriesId(s.id);
+        let r = rows.get(id);
+        if (!r) rows.set(id, (r = { metric: s.metric, tags: { ...s.tags }, byRes: new Map<string, Map<string, Bucket[]>>(), hours: 0, counts: new Map<string, number>() }));
+        if (!seen.has(id)) {
+          seen.add(id);
+          r.hours++;
         }
-        for (const col of r.fields.values()) while (col.length < r.ts.length) col.push(null);
+        if (resolution === RAW_MARKER) continue;
+        r.counts.set(resolution, (r.counts.get(resolution) ?? 0) + 1);
+        let byField = r.byRes.get(resolution);
+        if (!byField) r.byRes.set(resolution, (byField = new Map<string, Bucket[]>()));
+        for (const [field, list] of columnsToBuckets(s.ts, s.fields)) {
+          const dst = byField.get(field);
+          if (dst) dst.push(...list);
+          else byField.set(field, list);
+        }
       }
     }
-    const series: SegmentSeriesInput[] = [...rows]
-      .map(([id, r]) => ({ id, metric: r.metric, tags: r.tags, ts: r.ts, fields: Object.fromEntries(r.fields) }));
-    await this.store(ref, key, day, DAY_MS, series, (e) => e.window === day && isDayRollupKey(e.key));
+    const series: SegmentSeriesInput[] = [];
+    for (const [id, r] of rows) {
+      for (const res of [...r.byRes.keys()]) if (r.counts.get(res) !== r.hours) r.byRes.delete(res);
+      series.push(...rollupEntries(id, r));
+    }
+    await this.store(ref, key, day, DAY_MS, series, () => true);
   }
 
-  /** Write a rollup object covering [start, start + span) and register it in place of `replaces`. */
+  /**
+   * Write a rollup object covering [start, start + span) and register it in place of the entries
+   * `replaces` picks in its day's catalog; those objects are deleted after the grace period.
+   */
   private async store(ref: ShardRef, key: string, start: number, span: number, series: SegmentSeriesInput[], replaces: (e: CatalogEntry) => boolean): Promise<void> {
     series.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const bytes = encodeSegment({ ns: ref.ns, shard: ref.shard, window: start, series });
     await this.objects.put(key, bytes);
     const samples = series.reduce((n, s) => n + s.ts.length, 0);
     const entry = entryOf(key, bytes, { window: start, part: 0, fence: 0, series, samples, minTs: start, maxTs: start + span - 1, createdAt: this.options.clock.now() });
-    await this.rollups.add(ref, entry, replaces);
+    const day = Math.floor(start / DAY_MS) * DAY_MS;
+    let replaced: string[] = [];
+    await this.rollups.update(ref, day, (current) => {
+      const gone = current.entries.filter((e) => e.key !== key && replaces(e));
+      replaced = gone.map((e) => e.key);
+      const kept = current.entries.filter((e) => e.key !== key && !replaces(e));
+      return { ...current, entries: [...kept, entry] };
+    });
+    if (replaced.length > 0) {
+      // Readers revalidate rollup catalogs every few seconds (planner.ts); the grace covers that and their reads.
+      const deadline = this.options.clock.now() + this.deleteGraceMs;
+      await this.pending.update(ref, (list) => upsert(list, replaced, deadline));
+    }
   }
+
+  /**
+   * Delete replaced rollup objects whose grace has passed, unless a catalog names them again
+   * (a concurrent builder registering the same content-addressed key). Returns how many.
+   */
+  private async collect(ref: ShardRef): Promise<number> {
+    const now = this.options.clock.now();
+    const due = (await this.pending.read(ref)).filter((p) => p.deleteAfter !== null && p.deleteAfter <= now);
+    if (due.length === 0) return 0;
+    const named = new Map<number, Set<string>>();
+    const remove: string[] = [];
+    for (const p of due) {
+      const day = rollupKeyDay(p.key);
+      if (day !== null) {
+        let keys = named.get(day);
+        if (!keys) named.set(day, (keys = new Set((await this.rollups.load(ref, day)).catalog.entries.map((e) => e.key))));
+        if (keys.has(p.key)) continue;
+      }
+      remove.push(p.key);
+    }
+    if (remove.length > 0) await this.objects.delete(remove);
+    const settled = new Set(due.map((p) => p.key));
+    await this.pending.update(ref, (list) => list.filter((p) => !(settled.has(p.key) && p.deleteAfter !== null && p.deleteAfter <= now)));
+    return remove.length;
+  }
+}
+
+/** The footer entries of one series: one per stored resolution, or the raw marker when none pays. */
+function rollupEntries(id: string, r: RollupRows): SegmentSeriesInput[] {
+  if (r.byRes.size === 0) return [{ id: rollupSeriesId(id, RAW_MARKER), metric: r.metric, tags: r.tags, ts: [], fields: {} }];
+  return [...r.byRes].map(([res, byField]) => ({ id: rollupSeriesId(id, res), metric: r.metric, tags: r.tags, ...bucketsToColumns(byField) }));
 }

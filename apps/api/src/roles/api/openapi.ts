@@ -105,7 +105,7 @@ export const FLUSH_RESULT_SCHEMA = {
 export const COMPACT_RESULT_SCHEMA = {
   type: 'object',
   properties: {
-    ...Object.fromEntries(['windows', 'partsIn', 'bytesIn', 'bytesOut', 'samples', 'deleted', 'aborted', 'busyShards'].map((k) => [k, { type: 'integer' }])),
+    ...Object.fromEntries(['windows', 'days', 'partsIn', 'bytesIn', 'bytesOut', 'samples', 'deleted', 'aborted', 'busyShards'].map((k) => [k, { type: 'integer' }])),
     index: {
       type: 'object',
       description: 'series indexes brought up to their catalogs after the folds (absent with S4_SERIES_INDEX=false)',
@@ -116,7 +116,7 @@ export const COMPACT_RESULT_SCHEMA = {
 
 export const ROLLUP_RESULT_SCHEMA = {
   type: 'object',
-  properties: { objects: { type: 'integer' }, series: { type: 'integer' }, windows: { type: 'integer' } },
+  properties: { objects: { type: 'integer' }, series: { type: 'integer' }, windows: { type: 'integer' }, deleted: { type: 'integer', description: 'replaced rollup objects deleted after their grace' } },
 };
 
 const int = { type: 'integer' };

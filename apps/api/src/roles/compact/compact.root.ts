@@ -37,6 +37,7 @@ export async function createCompactRoot(config: Config, hot: HotTier, clock: Clo
         lookbackMs: c.lookbackMs,
         concurrency: c.concurrency,
         tombstones,
+        dayAfterMs: c.dayAfterMs,
       }),
   );
   const rollupCatalogs = new CatalogStore(objects, 'rollup');
