@@ -23,7 +23,7 @@ export async function createAggregateRoot(config: Config, hot: HotTier, clock: C
   const builders = new PerNamespace((p) => new RollupBuilder(hot, objects, catalogs, rollupCatalogs, { ns: p.name, shards: p.shards, clock }));
   return {
     async rollup(from, to) {
-      const total: RollupStats = { objects: 0, series: 0, windows: 0 };
+      const total: RollupStats = { objects: 0, series: 0, windows: 0, deleted: 0 };
       for (const p of policies.current().all) if (p.rollups.length > 0) addCounts(total, await builders.for(p).rollupAll(from, to));
       return total;
     },

@@ -47,7 +47,7 @@ export async function createCompactRoot(config: Config, hot: HotTier, clock: Clo
     : null;
   return {
     async compact() {
-      const total: CompactStats = { windows: 0, partsIn: 0, bytesIn: 0, bytesOut: 0, samples: 0, deleted: 0, aborted: 0, busyShards: 0 };
+      const total: CompactStats = { windows: 0, days: 0, partsIn: 0, bytesIn: 0, bytesOut: 0, samples: 0, deleted: 0, aborted: 0, busyShards: 0 };
       const retention: RetentionStats = { segments: 0, rollups: 0, catalogs: 0, bytes: 0, busyShards: 0 };
       const index: SeriesIndexStats = { indexes: 0, footers: 0, bytes: 0 };
       for (const p of policies.current().all) {
