@@ -28,15 +28,22 @@ interface Doc {
 }
 
 /**
- * The tombstones of each namespace in one object (`v1/<ns>/tombstones.json`). Every read
- * revalidates with a conditional GET (a 304 when unchanged, coalesced between concurrent
- * queries), so a deletion stored by any process is honoured by the next query of every process.
+ * The tombstones of each namespace in one object (`v1/<ns>/tombstones.json`), revalidated with a
+ * conditional GET (a 304 when unchanged, coalesced between concurrent queries) at most every
+ * `revalidateMs`: a deletion stored by this process is honoured by its next query, one stored by
+ * another process within `revalidateMs`. Queries must not pay an object-store round trip each,
+ * nor fail on hot data while the store is down: when a revalidation fails, the last copy read is
+ * used (no process can store a deletion while the store is unreachable).
  */
 export class TombstoneStore implements TombstoneSource {
-  private readonly seen = new Map<string, { etag: string; list: Tombstone[] }>();
+  private readonly seen = new Map<string, { etag: string | null; list: Tombstone[]; at: number }>();
   private readonly inflight = new Map<string, Promise<Tombstone[]>>();
 
-  constructor(private readonly objects: ObjectStore) {}
+  constructor(
+    private readonly objects: ObjectStore,
+    private readonly revalidateMs = 1_000,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   async forMetric(ns: string, metric: string): Promise<readonly Tombstone[]> {
     return (await this.list(ns)).filter((t) => t.metric === metric);
@@ -53,14 +60,25 @@ export class TombstoneStore implements TombstoneSource {
 
   private async read(ns: string): Promise<Tombstone[]> {
     const cached = this.seen.get(ns);
-    const got = await this.objects.get(tombstonesKey(ns), cached ? { ifNoneMatch: cached.etag } : undefined);
+    const at = this.now();
+    if (cached && at - cached.at < this.revalidateMs) return cached.list;
+    let got;
+    try {
+      got = await this.objects.get(tombstonesKey(ns), cached?.etag ? { ifNoneMatch: cached.etag } : undefined);
+    } catch (e) {
+      if (cached) return cached.list;
+      throw e;
+    }
     if (got === null) {
-      this.seen.delete(ns);
+      this.seen.set(ns, { etag: null, list: [], at });
       return [];
     }
-    if (got.notModified) return cached!.list;
+    if (got.notModified) {
+      this.seen.set(ns, { ...cached!, at });
+      return cached!.list;
+    }
     const list = (JSON.parse(Buffer.from(got.body).toString('utf8')) as Doc).tombstones;
-    this.seen.set(ns, { etag: got.etag, list });
+    this.seen.set(ns, { etag: got.etag, list, at });
     return list;
   }
 
@@ -73,7 +91,7 @@ export class TombstoneStore implements TombstoneSource {
       const doc: Doc = { version: 1, tombstones: [...current, t] };
       try {
         const put = await this.objects.put(key, Buffer.from(JSON.stringify(doc)), got && !got.notModified ? { ifMatch: got.etag } : { ifNoneMatch: '*' });
-        this.seen.set(ns, { etag: put.etag, list: doc.tombstones });
+        this.seen.set(ns, { etag: put.etag, list: doc.tombstones, at: this.now() });
         return;
       } catch (e) {
         if (!(e instanceof PreconditionFailedError) || attempt >= 10) throw e;

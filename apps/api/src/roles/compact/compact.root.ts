@@ -20,7 +20,7 @@ export async function createCompactRoot(config: Config, hot: HotTier, clock: Clo
   const catalogs = new CatalogStore(objects);
   const policies = await threadPolicies(config);
   const c = config.compact;
-  const tombstones = new TombstoneStore(objects);
+  const tombstones = new TombstoneStore(objects, 0); // a fold must see every stored deletion, whatever it costs
   // The compactor leases as `<owner>/compact`, so a flush and a fold of one shard exclude each other.
   const owner = `${hostname()}-${process.pid}-t${threadId}-${randomUUID().slice(0, 8)}`;
   const compactors = new PerNamespace(
