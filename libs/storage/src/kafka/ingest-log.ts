@@ -1,5 +1,5 @@
 import type { Admin, ITopicConfig, Kafka, Producer, TopicMessages } from 'kafkajs';
-import { LimitError, type HotAppend, type IngestLog } from '@s4/core';
+import { LimitError, UnavailableError, type HotAppend, type IngestLog } from '@s4/core';
 import { INGEST_MESSAGE_HEADER, INGEST_MESSAGE_VERSION, encodeIngestAppend } from '@s4/format';
 import { createKafka, groupOf, timed, topicOf, type KafkaOptions } from './client.js';
 
@@ -35,6 +35,8 @@ export class KafkaIngestLog implements IngestLog {
   private closed = false;
   private readonly pending: { messages: Map<ShardKey, Buffer[]>; resolve: () => void; reject: (e: unknown) => void }[] = [];
   private sending: Promise<void> | null = null;
+  /** A produce timed out and kafkajs still retries it: nothing else may be produced before it settles. */
+  private settling = false;
 
   constructor(private readonly options: KafkaIngestLogOptions) {
     this.kafka = createKafka(options);
@@ -82,6 +84,7 @@ export class KafkaIngestLog implements IngestLog {
     const namespaces = new Set(appends.map((a) => a.ref.ns));
     for (const ns of namespaces) await this.prepare(ns);
     await this.connectedProducer();
+    if (this.settling) throw new UnavailableError('ingest log', 'producing to Kafka: a failed produce is still being retried', 5, 'timeout');
     await new Promise<void>((resolve, reject) => {
       this.pending.push({ messages, resolve, reject });
       if (!this.sending) this.sending = this.drain().finally(() => (this.sending = null));
@@ -97,6 +100,7 @@ export class KafkaIngestLog implements IngestLog {
   private async drain(): Promise<void> {
     while (this.pending.length > 0) {
       const group = this.pending.splice(0);
+      let failed = false;
       try {
         for (const round of rounds(group.map((g) => g.messages))) {
           const topicMessages = new Map<string, TopicMessages>();
@@ -107,9 +111,21 @@ export class KafkaIngestLog implements IngestLog {
             for (const value of values) t.messages.push({ partition: key.shard, value, headers: { [INGEST_MESSAGE_HEADER]: INGEST_MESSAGE_VERSION } });
           }
           const { timeoutMs } = this.options;
-          await timed('producing to Kafka', timeoutMs, this.producer!.sendBatch({ topicMessages: [...topicMessages.values()], acks: -1, timeout: timeoutMs }));
+          const send = this.producer!.sendBatch({ topicMessages: [...topicMessages.values()], acks: -1, timeout: timeoutMs });
+          try {
+            await timed('producing to Kafka', timeoutMs, send);
+          } catch (e) {
+            // Answer now, but produce nothing else until this call settles: kafkajs keeps retrying
+            // it, and a later produce must never land before it (the retried, older value of a
+            // sample would then overwrite a newer, acknowledged one).
+            failed = true;
+            for (const g of [...group, ...this.pending.splice(0)]) g.reject(e);
+            this.settling = true;
+            await send.catch(() => undefined).finally(() => (this.settling = false));
+            break;
+          }
         }
-        for (const g of group) g.resolve();
+        if (!failed) for (const g of group) g.resolve();
       } catch (e) {
         for (const g of group) g.reject(e);
       }
