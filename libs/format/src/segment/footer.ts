@@ -112,19 +112,8 @@ export function decodeFooter(bytes: Uint8Array): SegmentFooter {
     let prevId: string | null = null;
     let prevEnd = SEGMENT_HEADER_BYTES;
     for (let s = 0; s < nSeries; s++) {
-      const id = r.str();
-      if (prevId !== null && !(id > prevId)) r.fail(`series ${id} out of order or repeated`);
+      const { id, metric, tags } = readSeriesKey(r, prevId, deref);
       prevId = id;
-      const metric = deref();
-      const nTags = r.count(2);
-      const tags: Record<string, string> = {};
-      let prevKey: string | null = null;
-      for (let t = 0; t < nTags; t++) {
-        const k = deref();
-        if (prevKey !== null && !(k > prevKey)) r.fail(`series ${id}: tag ${k} out of order or repeated`);
-        prevKey = k;
-        setOwn(tags, k, deref());
-      }
       const offset = r.uvarint();
       const length = r.uvarint();
       const count = r.uvarint();
@@ -179,6 +168,26 @@ export function writeLayouts(w: ByteWriter, layouts: readonly BlockLayout[], ref
 }
 
 /** The footer's distinct block layouts, each checked and indexed once (layout.ts). */
+/**
+ * One series' id, metric and tags as footers and series indexes store them: ids in strictly
+ * increasing order after `prevId`, tag keys sorted, names as string-table references.
+ */
+export function readSeriesKey(r: ByteReader, prevId: string | null, deref: () => string): { id: string; metric: string; tags: Record<string, string> } {
+  const id = r.str();
+  if (prevId !== null && !(id > prevId)) r.fail(`series ${id} out of order or repeated`);
+  const metric = deref();
+  const nTags = r.count(2);
+  const tags: Record<string, string> = {};
+  let prevKey: string | null = null;
+  for (let t = 0; t < nTags; t++) {
+    const k = deref();
+    if (prevKey !== null && !(k > prevKey)) r.fail(`series ${id}: tag ${k} out of order or repeated`);
+    prevKey = k;
+    setOwn(tags, k, deref());
+  }
+  return { id, metric, tags };
+}
+
 export function readLayouts(r: ByteReader, deref: () => string): BlockLayout[] {
   const n = r.count(2);
   const out: BlockLayout[] = [];

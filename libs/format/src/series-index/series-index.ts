@@ -1,9 +1,9 @@
 import { CorruptDataError } from '@s4/core';
-import { ByteReader, ByteWriter, setOwn } from '../codec/bytes.js';
+import { ByteReader, ByteWriter } from '../codec/bytes.js';
 import { decodeFrame, encodeFrame, FRAME_OVERHEAD } from '../codec/frame.js';
 import { assertWellFormed } from '../codec/values.js';
 import { asCorrupt } from '../segment/checks.js';
-import { readLayouts, writeLayouts } from '../segment/footer.js';
+import { readLayouts, readSeriesKey, writeLayouts } from '../segment/footer.js';
 import { indexLayout, layoutKey } from '../segment/layout.js';
 import type { BlockLayout, FooterEntry } from '../segment/types.js';
 
@@ -219,20 +219,9 @@ export function decodeSeriesIndex(b: Uint8Array): SeriesIndex {
     const series: IndexedSeries[] = [];
     let prevId: string | null = null;
     for (let o = 0; o < nSeries; o++) {
-      const id = r.str();
-      if (prevId !== null && !(id > prevId)) r.fail(`series ${id} out of order or repeated`);
-      prevId = id;
-      const metric = deref();
-      const nTags = r.count(2);
-      const t: Record<string, string> = {};
-      let prevKey: string | null = null;
-      for (let i = 0; i < nTags; i++) {
-        const k = deref();
-        if (prevKey !== null && !(k > prevKey)) r.fail(`series ${id}: tag ${k} out of order or repeated`);
-        prevKey = k;
-        setOwn(t, k, deref());
-      }
-      series.push({ id, metric, tags: t });
+      const key = readSeriesKey(r, prevId, deref);
+      prevId = key.id;
+      series.push(key);
     }
     const readPostings = () => {
       const n = r.count(2);
