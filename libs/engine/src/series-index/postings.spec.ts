@@ -55,6 +55,23 @@ describe('selection from postings', () => {
     );
   });
 
+  it('selects the same when a metric has fewer series than a tag has values (each series tested alone)', () => {
+    const many = fc.array(fc.record({ metric: fc.constantFrom('cpu', 'mem', 'disk', 'net'), tags: fc.record({ host: fc.stringMatching(/^[a-c]{1,3}$/), dc: fc.constantFrom('a', 'b') }, { requiredKeys: ['dc'] }) }), { maxLength: 60 });
+    const matcher: fc.Arbitrary<TagMatcher> = fc.record({
+      key: fc.constant('host'),
+      op: fc.constantFrom('=' as const, '!=' as const, '=~' as const, '!~' as const),
+      value: fc.constantFrom('a', 'ab', '', 'a.*', '.*b', 'c|', '.+'),
+    });
+    fc.assert(
+      fc.property(many, fc.constantFrom('cpu', 'mem'), fc.array(matcher, { minLength: 1, maxLength: 2 }), (series, metric, matchers) => {
+        const compiled = compileMatchers(matchers);
+        const want = series.flatMap((s, i) => (s.metric === metric && matchersMatch(s.tags, compiled) ? [i] : []));
+        expect([...selectOrdinals(indexOf(series), { metric, tags: {}, matchers: compiled })]).toEqual(want);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
   it('set operations on ascending lists', () => {
     const a = Uint32Array.from([1, 3, 5, 7, 9]);
     const b = Uint32Array.from([2, 3, 7, 10]);

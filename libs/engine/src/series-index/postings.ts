@@ -1,4 +1,4 @@
-import type { CompiledMatcher, Tags } from '@s4/core';
+import { own, type CompiledMatcher, type Tags } from '@s4/core';
 import type { IndexedPart, SeriesIndex } from '@s4/format';
 
 /** A selector as the index answers it: a metric (any when undefined), tag equalities, matchers. */
@@ -25,6 +25,14 @@ export function selectOrdinals(index: SeriesIndex, selector: IndexSelector): Uin
   }
   for (const m of selector.matchers) {
     const values = index.tags.get(m.key);
+    if (current !== null && current.length < (values?.size ?? 0)) {
+      // Fewer series left than distinct values of the tag (one metric's series against a host
+      // tag with a value per host): testing each series' own value is cheaper than testing every
+      // value and merging their lists.
+      current = filterSeries(index, current, m);
+      if (current.length === 0) return current;
+      continue;
+    }
     const lists: Uint32Array[] = [];
     if (values) for (const [v, list] of values) if (m.accepts(v)) lists.push(list);
     if (m.accepts('')) {
@@ -36,6 +44,14 @@ export function selectOrdinals(index: SeriesIndex, selector: IndexSelector): Uin
     if (current.length === 0) return current;
   }
   return current ?? all();
+}
+
+/** The ordinals of `ordinals` whose series satisfies `m` (a series without the tag counts as ""). */
+function filterSeries(index: SeriesIndex, ordinals: Uint32Array, m: CompiledMatcher): Uint32Array {
+  const out = new Uint32Array(ordinals.length);
+  let n = 0;
+  for (const o of ordinals) if (m.accepts(own(index.series[o]!.tags, m.key) ?? '') !== m.negated) out[n++] = o;
+  return out.subarray(0, n);
 }
 
 /** Slots of `part` holding one of `ordinals` (both ascending), ascending. */
