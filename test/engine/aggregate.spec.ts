@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { canonicalSeries, isDayRollupKey, seriesId, type Clock, type FieldValue, type SeriesKey } from '@s4/core';
-import { decodeSegment, parseRollupSeriesId } from '@s4/format';
-import { CatalogStore, Flusher, QueryEngine, RollupBuilder, Writer, parseWrite } from '@s4/engine';
+import { decodeRollupObject } from '@s4/format';
+import { CatalogStore, Flusher, QueryEngine, RollupBuilder, Writer, parseWrite, type Tombstone, type TombstoneSource } from '@s4/engine';
 import { EmbeddedHotTier, FilesystemObjectStore } from '@s4/storage';
 import { ALL_AGGS, bruteAggregate, closeEnough } from '../support/brute.js';
 import { ExpectedStore } from '../support/model.js';
@@ -17,7 +17,7 @@ const SERIES: SeriesKey[] = [
 ];
 
 /** A whole engine on embedded adapters, wired as the server wires it. */
-async function engine() {
+async function engine(tombstones?: TombstoneSource) {
   const dir = tempDir('agg');
   let now = H0 + 30 * 86_400_000;
   const clock: Clock & { set(t: number): void } = { now: () => now, set: (t) => (now = t) };
@@ -33,7 +33,7 @@ async function engine() {
     objects,
     rollupCatalogs,
     rollups: new RollupBuilder(hot, objects, catalogs, rollupCatalogs, { ...opts, clock }),
-    query: new QueryEngine(hot, objects, catalogs, { ...opts, concurrency: 8, cacheBytes: 1 << 24 }, rollupCatalogs, clock),
+    query: new QueryEngine(hot, objects, catalogs, { ...opts, concurrency: 8, cacheBytes: 1 << 24, tombstones }, rollupCatalogs, clock),
     clock,
   };
 }
@@ -136,6 +136,38 @@ describe('step aggregation equals brute force over the raw samples', () => {
 const dense = (series: number, interval: number, rnd: () => number): Write[] =>
   Array.from({ length: (3 * H) / interval }, (_, i) => ({ series, ts: H0 + i * interval, value: Math.round(rnd() * 10_000) / 100 })).filter(() => rnd() > 0.05);
 
+describe('rollups and deletes', () => {
+  it('answers a window from raw data when a tombstone matches a series its rollup stores buckets for', async () => {
+    const dead: Tombstone[] = [];
+    const e = await engine({ forMetric: async (_ns, metric) => dead.filter((t) => t.metric === metric), list: async () => dead });
+    const model = new ExpectedStore();
+    let x = 11;
+    const rnd = () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    await apply(e, model, [...dense(0, 1000, rnd), ...dense(1, 1000, rnd), ...dense(2, 10_000, rnd)]);
+    await e.flusher.flushAll(H0 + 10 * H);
+    await e.rollups.rollupAll(0, H0 + 86_400_000);
+    const counts = async () => {
+      // A whole closed day: its day object answers (the clock is a month later).
+      const got = await e.query.aggregate({ metric: 'agg.m', tags: {}, from: H0, to: H0 + 24 * H, step: H, aggs: ['count'] });
+      return Object.fromEntries(got.map((s) => [s.tags.s, s.fields['count(value)']]));
+    };
+    const before = await counts();
+    // Ten minutes of series b (1 Hz, stored at 1 min and 1 h) and of series c (10 s, stored at 1 h) in the second hour.
+    dead.push({ id: 't1', metric: 'agg.m', tags: { s: 'b' }, from: H0 + H + 600_000, to: H0 + H + 1_200_000, createdAt: 0 });
+    dead.push({ id: 't2', metric: 'agg.m', tags: { s: 'c' }, from: H0 + H + 600_000, to: H0 + H + 1_200_000, createdAt: 0 });
+    const after = await counts();
+    const gone = (i: number, from: number, to: number) => {
+      const col = model.expected().get(ExpectedStore.key('agg.m', SERIES[i]!.tags))!;
+      return col.ts.filter((t) => t >= from && t < to).length;
+    };
+    expect(gone(1, H0 + H + 600_000, H0 + H + 1_200_000)).toBeGreaterThan(500);
+    expect(after.a).toEqual(before.a);
+    expect(after.b).toEqual([before.b![0], before.b![1]! - gone(1, H0 + H + 600_000, H0 + H + 1_200_000), before.b![2]]);
+    expect(after.c).toEqual([before.c![0], before.c![1]! - gone(2, H0 + H + 600_000, H0 + H + 1_200_000), before.c![2]]);
+    await e.hot.close();
+  });
+});
+
 describe('rollups sized to the data', () => {
   it('stores 1 min for a 1 Hz series, only 1 h for 10 s and 60 s ones, and answers every step exactly', async () => {
     await fc.assert(
@@ -191,11 +223,13 @@ describe('rollups sized to the data', () => {
       expect(isDayRollupKey(dayKey)).toBe(true);
       const got = await e.objects.get(dayKey);
       if (!got || got.notModified) throw new Error(`${dayKey} is missing`);
-      for (const s of decodeSegment(got.body).series) {
-        const { id, resolution } = parseRollupSeriesId(s.id);
-        stored.set(id, [...(stored.get(id) ?? []), resolution].sort());
-        if (resolution === '1m') expect(s.ts).toHaveLength(180);
-        if (resolution === '1h') expect(s.ts).toHaveLength(3);
+      for (const [id, s] of decodeRollupObject(got.body).series) {
+        stored.set(id, [...s.byRes.keys()].sort());
+        for (const [resolution, byField] of s.byRes) {
+          const starts = new Set([...byField.values()].flatMap((l) => l.map((b) => b.start)));
+          if (resolution === '1m') expect(starts.size).toBe(180);
+          if (resolution === '1h') expect(starts.size).toBe(3);
+        }
       }
     }
     expect(stored.get(seriesId(SERIES[0]!))).toEqual(['1h', '1m']);

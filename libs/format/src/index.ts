@@ -57,3 +57,19 @@ export {
   rollupSeriesId,
   type Bucket,
 } from './rollup/rollup.js';
+export {
+  ROLLUP_GROUP_ROWS,
+  bucketsOfGroup,
+  decodeRollupObject,
+  encodeRollupObject,
+  isGroupedRollup,
+  keysOfBlock,
+  parseGroupEntryId,
+  rollupGroupEntries,
+  type DecodedRollupSeries,
+  type GroupEntryId,
+  type GroupedSeries,
+  type ResolutionBuckets,
+  type RollupObjectInput,
+  type RollupSeries,
+} from './rollup/groups.js';

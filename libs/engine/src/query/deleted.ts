@@ -1,5 +1,5 @@
-import { DAY_MS, WINDOW_MS, isDayRollupKey, tagsMatch } from '@s4/core';
-import type { CatalogEntry, SegmentFooter } from '@s4/format';
+import { DAY_MS, WINDOW_MS, isDayRollupKey, tagsMatch, type SeriesKey } from '@s4/core';
+import type { CatalogEntry } from '@s4/format';
 import { overlapsAny, type Tombstone, type TombstoneSource } from '../deletes/tombstones.js';
 import type { RollupPlan } from './planner.js';
 
@@ -31,10 +31,10 @@ export function deletedFor(readers: { readonly tombstones?: TombstoneSource | un
 
 /**
  * A rollup holds the deleted samples in its buckets: a window whose rollup lists a series a
- * tombstone touching the window matches is answered from raw data instead (the rollup's footer,
- * which the rollup reader reads anyway, says which series it holds).
+ * tombstone touching the window matches is answered from raw data instead (`seriesOf` says which
+ * series of the given metrics a rollup holds, from what the rollup reader reads anyway).
  */
-export async function withoutDeletedRollups(plan: RollupPlan, dead: readonly Tombstone[], footer: (entry: CatalogEntry) => Promise<SegmentFooter>): Promise<RollupPlan> {
+export async function withoutDeletedRollups(plan: RollupPlan, dead: readonly Tombstone[], seriesOf: (entry: CatalogEntry, metrics: ReadonlySet<string>) => Promise<readonly SeriesKey[]>): Promise<RollupPlan> {
   if (dead.length === 0 || plan.rolled.size === 0) return plan;
   const rolled = new Map(plan.rolled);
   const skipRaw = new Set(plan.skipRaw);
@@ -42,7 +42,8 @@ export async function withoutDeletedRollups(plan: RollupPlan, dead: readonly Tom
     const day = isDayRollupKey(entry.key);
     const touching = dead.filter((t) => overlapsAny([t], w, w + (day ? DAY_MS : WINDOW_MS)));
     if (touching.length === 0) continue;
-    if (!(await footer(entry)).series.some((s) => touching.some((t) => t.metric === s.metric && tagsMatch(s.tags, t.tags)))) continue;
+    const held = await seriesOf(entry, new Set(touching.map((t) => t.metric)));
+    if (!held.some((s) => touching.some((t) => t.metric === s.metric && tagsMatch(s.tags, t.tags)))) continue;
     rolled.delete(w);
     if (day) for (let h = w; h < w + DAY_MS; h += WINDOW_MS) skipRaw.delete(h);
   }

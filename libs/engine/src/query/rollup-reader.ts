@@ -1,5 +1,16 @@
-import type { SeriesKey } from '@s4/core';
-import { columnsToBuckets, parseRollupSeriesId, type CatalogEntry, type FooterEntry } from '@s4/format';
+import { canonicalSeries, seriesId, type SeriesKey } from '@s4/core';
+import {
+  bucketsOfGroup,
+  columnsToBuckets,
+  isGroupedRollup,
+  keysOfBlock,
+  parseGroupEntryId,
+  parseRollupSeriesId,
+  type CatalogEntry,
+  type FooterEntry,
+  type GroupedSeries,
+  type SegmentFooter,
+} from '@s4/format';
 import { mapLimit } from '../concurrency.js';
 import type { Bucket } from '../rollup/buckets.js';
 import { pickResolution } from '../rollup/resolutions.js';
@@ -12,9 +23,10 @@ import type { QuerySpec } from './types.js';
 export type BucketSink = (id: string, key: SeriesKey, field: string, buckets: Bucket[]) => void;
 
 /**
- * Reads buckets from rollup objects (hourly or day): segment objects whose entries are
- * `<series id>.<resolution>`, or `<series id>.raw` for a series no resolution paid for
- * (rollup.md). Per series it reads the coarsest stored resolution that divides the step.
+ * Reads buckets from rollup objects (hourly or day; rollup.md). Column versions 1 and 2 have an
+ * entry per series and resolution (`<series id>.<resolution>`, or `.raw` for a series no
+ * resolution paid for); version 3 a keys entry per metric and bucket groups shared by series.
+ * Per series it reads the coarsest stored resolution that divides the step.
  */
 export class RollupReader {
   constructor(
@@ -29,33 +41,105 @@ export class RollupReader {
    */
   async read(spec: QuerySpec, rollups: Iterable<CatalogEntry>, step: number, add: BucketSink): Promise<Map<CatalogEntry, Set<string>>> {
     const raw = new Map<CatalogEntry, Set<string>>();
+    // Version 3 stores keys, not ids: hash each series once per query, not once per object.
+    const ids = new Map<string, string>();
     await mapLimit([...rollups], Math.max(1, Math.ceil(this.concurrency / 2)), async (entry) => {
       const footer = await this.reader.footer(entry);
-      const bySeries = new Map<string, Map<string, FooterEntry>>();
-      for (const s of candidates(footer, spec)) {
-        if (s.metric !== spec.metric || !selects(spec, s.tags)) continue;
-        const { id, resolution } = parseRollupSeriesId(s.id);
-        let stored = bySeries.get(id);
-        if (!stored) bySeries.set(id, (stored = new Map<string, FooterEntry>()));
-        stored.set(resolution, s);
-      }
-      const wanted: { id: string; entry: FooterEntry }[] = [];
-      const fallback = new Set<string>();
-      for (const [id, stored] of bySeries) {
-        const res = pickResolution(step, stored.keys());
-        if (res === null) fallback.add(id);
-        else wanted.push({ id, entry: stored.get(res)! });
-      }
+      const fallback = isGroupedRollup(footer) ? await this.readGrouped(entry, footer, spec, step, add, ids) : await this.readPerSeries(entry, footer, spec, step, add);
       if (fallback.size > 0) raw.set(entry, fallback);
-      const blocks = await this.reader.readBlocks(
-        entry,
-        wanted.map((w) => w.entry),
-      );
-      wanted.forEach(({ id, entry: s }, i) => {
-        const data = blocks[i]!;
-        for (const [field, buckets] of columnsToBuckets(data.ts, data.fields)) add(id, { metric: s.metric, tags: s.tags }, field, buckets);
-      });
     });
     return raw;
+  }
+
+  /** The series a rollup object holds (whether or not a resolution was stored for them). */
+  async seriesKeys(entry: CatalogEntry, metrics?: ReadonlySet<string>): Promise<SeriesKey[]> {
+    const footer = await this.reader.footer(entry);
+    if (!isGroupedRollup(footer)) return footer.series.filter((s) => !metrics || metrics.has(s.metric));
+    return (await this.keys(entry, footer, (m) => !metrics || metrics.has(m))).flatMap((k) => k.series);
+  }
+
+  /** Column versions 1 and 2: an entry per series and resolution. */
+  private async readPerSeries(entry: CatalogEntry, footer: SegmentFooter, spec: QuerySpec, step: number, add: BucketSink): Promise<Set<string>> {
+    const bySeries = new Map<string, Map<string, FooterEntry>>();
+    for (const s of candidates(footer, spec)) {
+      if (s.metric !== spec.metric || !selects(spec, s.tags)) continue;
+      const { id, resolution } = parseRollupSeriesId(s.id);
+      let stored = bySeries.get(id);
+      if (!stored) bySeries.set(id, (stored = new Map<string, FooterEntry>()));
+      stored.set(resolution, s);
+    }
+    const wanted: { id: string; entry: FooterEntry }[] = [];
+    const fallback = new Set<string>();
+    for (const [id, stored] of bySeries) {
+      const res = pickResolution(step, stored.keys());
+      if (res === null) fallback.add(id);
+      else wanted.push({ id, entry: stored.get(res)! });
+    }
+    const blocks = await this.reader.readBlocks(
+      entry,
+      wanted.map((w) => w.entry),
+    );
+    wanted.forEach(({ id, entry: s }, i) => {
+      const data = blocks[i]!;
+      for (const [field, buckets] of columnsToBuckets(data.ts, data.fields)) add(id, { metric: s.metric, tags: s.tags }, field, buckets);
+    });
+    return fallback;
+  }
+
+  /**
+   * Column version 3: the metric's keys block says which series match and what each stored; then
+   * only the bucket groups at the chosen resolutions that hold a chosen series are read.
+   */
+  private async readGrouped(entry: CatalogEntry, footer: SegmentFooter, spec: QuerySpec, step: number, add: BucketSink, ids: Map<string, string>): Promise<Set<string>> {
+    const fallback = new Set<string>();
+    const [keys] = await this.keys(entry, footer, (m) => m === spec.metric);
+    if (!keys) return fallback;
+    // Per resolution chosen: the ordinals of the series read at it.
+    const chosen = new Map<string, Map<number, { id: string; key: GroupedSeries }>>();
+    keys.series.forEach((key, ordinal) => {
+      if (!selects(spec, key.tags)) return;
+      const c = canonicalSeries(key);
+      let id = ids.get(c);
+      if (id === undefined) ids.set(c, (id = seriesId(key)));
+      const res = pickResolution(step, key.resolutions);
+      if (res === null) {
+        fallback.add(id);
+        return;
+      }
+      let m = chosen.get(res);
+      if (!m) chosen.set(res, (m = new Map<number, { id: string; key: GroupedSeries }>()));
+      m.set(ordinal, { id, key });
+    });
+    if (chosen.size === 0) return fallback;
+    // Groups of one (metric, resolution) cover consecutive ordinals from their first to the next group's.
+    const groups = footer.series
+      .map((s) => ({ s, g: parseGroupEntryId(s.id) }))
+      .filter((x) => x.g !== null && x.g.metric === keys.metric && x.g.resolution !== null && chosen.has(x.g.resolution));
+    const wanted = groups.filter(({ g }, i) => {
+      const next = groups[i + 1]?.g;
+      const end = next && next.resolution === g!.resolution ? next.first : Infinity;
+      for (const ordinal of chosen.get(g!.resolution!)!.keys()) if (ordinal >= g!.first && ordinal < end) return true;
+      return false;
+    });
+    const blocks = await this.reader.readBlocks(
+      entry,
+      wanted.map((w) => w.s),
+    );
+    wanted.forEach(({ g }, i) => {
+      const series = chosen.get(g!.resolution!)!;
+      for (const [ordinal, byField] of bucketsOfGroup(blocks[i]!, footer.window, g!.resolution!)) {
+        const s = series.get(ordinal);
+        if (!s) continue;
+        for (const [field, buckets] of byField) add(s.id, { metric: s.key.metric, tags: s.key.tags }, field, buckets);
+      }
+    });
+    return fallback;
+  }
+
+  /** The keys blocks of the metrics `want` picks: per metric, its ordinal and its series. */
+  private async keys(entry: CatalogEntry, footer: SegmentFooter, want: (metric: string) => boolean): Promise<{ metric: number; series: GroupedSeries[] }[]> {
+    const entries = footer.series.filter((s) => want(s.metric) && parseGroupEntryId(s.id)?.resolution === null);
+    const blocks = await this.reader.readBlocks(entry, entries);
+    return entries.map((s, i) => ({ metric: parseGroupEntryId(s.id)!.metric, series: keysOfBlock(s.metric, blocks[i]!) }));
   }
 }

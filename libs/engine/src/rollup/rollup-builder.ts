@@ -12,7 +12,7 @@ import {
   type SeriesData,
   type ShardRef,
 } from '@s4/core';
-import { RAW_MARKER, bucketsToColumns, columnsToBuckets, decodeSegment, encodeSegment, parseRollupSeriesId, rollupSeriesId, type CatalogEntry, type SegmentSeriesInput } from '@s4/format';
+import { decodeRollupObject, encodeRollupObject, type CatalogEntry, type RollupSeries } from '@s4/format';
 import { entryOf, type CatalogStore } from '../catalog/catalog-store.js';
 import { mergeSources, type Source } from '../columns/merge.js';
 import { readPart } from '../compact/fold.js';
@@ -49,9 +49,7 @@ export interface RollupBuilderOptions {
 
 export const ROLLUP_DEFAULTS = { dayAfterMs: 3 * 3_600_000, deleteGraceMs: 600_000 } as const;
 
-interface RollupRows {
-  metric: string;
-  tags: Record<string, string>;
+interface RollupRows extends RollupSeries {
   /** Per resolution stored: per field, its buckets. */
   byRes: Map<string, Map<string, Bucket[]>>;
 }
@@ -144,8 +142,8 @@ export class RollupBuilder {
         entry.list.push({ data: { ts: s.ts, fields: s.fields }, sortedUnique: true });
       }
     }
-    const series: SegmentSeriesInput[] = [];
-    for (const [id, { metric, tags, list }] of sources) {
+    const series: RollupSeries[] = [];
+    for (const { metric, tags, list } of sources.values()) {
       const merged = mergeSources(list);
       const rows: RollupRows = { metric, tags, byRes: new Map() };
       let numbers = 0;
@@ -162,7 +160,7 @@ export class RollupBuilder {
         }
         if (pays(numbers, buckets, this.minReduction)) rows.byRes.set(res.name, byField);
       }
-      if (numbers > 0) series.push(...rollupEntries(id, rows));
+      if (numbers > 0) series.push(rows);
     }
     await this.store(ref, key, window, WINDOW_MS, series, (e) => e.window === window && !isDayRollupKey(e.key));
     return sources.size;
@@ -178,44 +176,35 @@ export class RollupBuilder {
     for (const [, hourKey] of [...hourly].sort(([a], [b]) => a - b)) {
       const got = await this.objects.get(hourKey);
       if (!got || got.notModified) throw new Error(`rollup ${hourKey} is registered but missing`);
-      const seen = new Set<string>();
-      for (const s of decodeSegment(got.body).series) {
-        const { id, resolution } = parseRollupSeriesId(s.id);
+      // Hourly objects of any column version (a day may mix objects written before and after 3).
+      for (const [id, s] of decodeRollupObject(got.body).series) {
         let r = rows.get(id);
         if (!r) rows.set(id, (r = { metric: s.metric, tags: { ...s.tags }, byRes: new Map<string, Map<string, Bucket[]>>(), hours: 0, counts: new Map<string, number>() }));
-        if (!seen.has(id)) {
-          seen.add(id);
-          r.hours++;
-        }
-        if (resolution === RAW_MARKER) continue;
-        r.counts.set(resolution, (r.counts.get(resolution) ?? 0) + 1);
-        let byField = r.byRes.get(resolution);
-        if (!byField) r.byRes.set(resolution, (byField = new Map<string, Bucket[]>()));
-        for (const [field, list] of columnsToBuckets(s.ts, s.fields)) {
-          const dst = byField.get(field);
-          if (dst) dst.push(...list);
-          else byField.set(field, list);
+        r.hours++;
+        for (const [resolution, fields] of s.byRes) {
+          r.counts.set(resolution, (r.counts.get(resolution) ?? 0) + 1);
+          let byField = r.byRes.get(resolution);
+          if (!byField) r.byRes.set(resolution, (byField = new Map<string, Bucket[]>()));
+          for (const [field, list] of fields) {
+            const dst = byField.get(field);
+            if (dst) dst.push(...list);
+            else byField.set(field, [...list]);
+          }
         }
       }
     }
-    const series: SegmentSeriesInput[] = [];
-    for (const [id, r] of rows) {
-      for (const res of [...r.byRes.keys()]) if (r.counts.get(res) !== r.hours) r.byRes.delete(res);
-      series.push(...rollupEntries(id, r));
-    }
-    await this.store(ref, key, day, DAY_MS, series, () => true);
+    for (const r of rows.values()) for (const res of [...r.byRes.keys()]) if (r.counts.get(res) !== r.hours) r.byRes.delete(res);
+    await this.store(ref, key, day, DAY_MS, [...rows.values()], () => true);
   }
 
   /**
    * Write a rollup object covering [start, start + span) and register it in place of the entries
    * `replaces` picks in its day's catalog; those objects are deleted after the grace period.
    */
-  private async store(ref: ShardRef, key: string, start: number, span: number, series: SegmentSeriesInput[], replaces: (e: CatalogEntry) => boolean): Promise<void> {
-    series.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    const bytes = encodeSegment({ ns: ref.ns, shard: ref.shard, window: start, series });
+  private async store(ref: ShardRef, key: string, start: number, span: number, series: readonly RollupSeries[], replaces: (e: CatalogEntry) => boolean): Promise<void> {
+    const { bytes, entries, rows: samples } = encodeRollupObject({ ns: ref.ns, shard: ref.shard, window: start, series });
     await this.objects.put(key, bytes);
-    const samples = series.reduce((n, s) => n + s.ts.length, 0);
-    const entry = entryOf(key, bytes, { window: start, part: 0, fence: 0, series, samples, minTs: start, maxTs: start + span - 1, createdAt: this.options.clock.now() });
+    const entry = entryOf(key, bytes, { window: start, part: 0, fence: 0, series: entries, samples, minTs: start, maxTs: start + span - 1, createdAt: this.options.clock.now() });
     const day = Math.floor(start / DAY_MS) * DAY_MS;
     let replaced: string[] = [];
     await this.rollups.update(ref, day, (current) => {
@@ -255,10 +244,4 @@ export class RollupBuilder {
     await this.pending.update(ref, (list) => list.filter((p) => !(settled.has(p.key) && p.deleteAfter !== null && p.deleteAfter <= now)));
     return remove.length;
   }
-}
-
-/** The footer entries of one series: one per stored resolution, or the raw marker when none pays. */
-function rollupEntries(id: string, r: RollupRows): SegmentSeriesInput[] {
-  if (r.byRes.size === 0) return [{ id: rollupSeriesId(id, RAW_MARKER), metric: r.metric, tags: r.tags, ts: [], fields: {} }];
-  return [...r.byRes].map(([res, byField]) => ({ id: rollupSeriesId(id, res), metric: r.metric, tags: r.tags, ...bucketsToColumns(byField) }));
 }

@@ -1,0 +1,173 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { CorruptDataError, seriesId } from '@s4/core';
+import { decodeSegment, encodeSegment } from '../segment/index.js';
+import { canon, parseExact, stringifyExact } from '../testing/exact-json.js';
+import { ROLLUP_GROUP_ROWS, decodeRollupObject, encodeRollupObject, isGroupedRollup, parseGroupEntryId, type RollupSeries } from './groups.js';
+import { bucketsToColumns, rollupSeriesId, type Bucket } from './rollup.js';
+
+/**
+ * Golden rollup object of column version 3 (rollup.md) with the series it holds as JSON beside
+ * it. Regenerate only for a new version:
+ *   S4_UPDATE_GOLDEN=1 npx vitest run --project unit libs/format/src/rollup
+ */
+const dir = (name: string) => fileURLToPath(new URL(`../../testdata/${name}`, import.meta.url));
+const UPDATE = process.env.S4_UPDATE_GOLDEN === '1';
+const H = 1_763_784_000_000; // 2025-11-22T04:00Z
+
+/** A series as JSON can hold it: resolution → field → buckets. */
+type Content = { metric: string; tags: Record<string, string>; byRes: Record<string, Record<string, Bucket[]>> }[];
+
+function minuteBuckets(n: number, seed: number): Bucket[] {
+  return Array.from({ length: n }, (_, i) => {
+    const start = H + i * 60_000;
+    const base = Math.round((50 + Math.sin(i / 3 + seed) * 20) * 100) / 100;
+    return { start, count: 60 - (i % 5 === 2 ? 1 : 0), sum: Math.round(base * 6000) / 100 + 1e-9, min: base - 1.25, max: base + 2.5, first: base, firstTs: start + (i % 7 === 3 ? 212 : 0), last: base + 0.5, lastTs: start + 59_000 };
+  });
+}
+
+const CONTENT: Content = [
+  {
+    metric: 'sensor.temp',
+    tags: { device: 'dev-ü', site: 'north' },
+    byRes: {
+      '1m': { value: minuteBuckets(60, 1), spare: minuteBuckets(60, 2).filter((_, i) => i % 2 === 0) },
+      '1h': { value: [{ start: H, count: 3598, sum: 180_012.5, min: -0.5, max: Infinity, first: 50.25, firstTs: H + 17, last: 49.75, lastTs: H + 3_599_000 }] },
+    },
+  },
+  { metric: 'sensor.temp', tags: { device: 'sparse' }, byRes: {} },
+  { metric: 'node_load1', tags: { host: 'a', dc: 'x' }, byRes: { '1h': { value: [{ start: H, count: 360, sum: 43.2, min: -0, max: 0.31, first: 0.12, firstTs: H + 7_000, last: 0.11, lastTs: H + 3_597_000 }] } } },
+  { metric: 'node_load1', tags: { host: 'b' }, byRes: { '1h': { value: [{ start: H, count: 359, sum: 1e300, min: NaN, max: 7, first: 1, firstTs: H + 9_999, last: 2, lastTs: H + 3_599_999 }] } } },
+];
+
+const toSeries = (c: Content): RollupSeries[] => c.map((s) => ({ metric: s.metric, tags: s.tags, byRes: new Map(Object.entries(s.byRes).map(([r, f]) => [r, new Map(Object.entries(f))] as const)) }));
+
+/** What a decoded object holds, by series id, in the JSON shape. */
+function contentOf(bytes: Uint8Array): Record<string, Content[number]> {
+  const out: Record<string, Content[number]> = {};
+  for (const [id, s] of decodeRollupObject(bytes).series) out[id] = { metric: s.metric, tags: s.tags, byRes: Object.fromEntries([...s.byRes].map(([r, f]) => [r, Object.fromEntries(f)])) };
+  return out;
+}
+const byId = (c: Content) => Object.fromEntries(c.map((s) => [seriesId(s), s]));
+const encode = (c: Content, window = H) => encodeRollupObject({ ns: 'golden', shard: 3, window, series: toSeries(c) }).bytes;
+
+describe('golden rollup-v3', () => {
+  const bin = dir('rollup-v3.s4rol');
+  const json = dir('rollup-v3.json');
+
+  it.runIf(UPDATE)('regenerates', () => {
+    writeFileSync(bin, encode(CONTENT));
+    writeFileSync(json, `${stringifyExact(CONTENT, 1)}\n`);
+  });
+
+  it('decodes the committed object to the committed series', () => {
+    expect(existsSync(bin), `${bin} missing; run with S4_UPDATE_GOLDEN=1`).toBe(true);
+    expect(canon(contentOf(new Uint8Array(readFileSync(bin))))).toBe(canon(byId(parseExact<Content>(readFileSync(json, 'utf8')))));
+  });
+
+  it('encodes the committed series to identical bytes', () => {
+    expect(Buffer.from(encode(parseExact<Content>(readFileSync(json, 'utf8')))).equals(readFileSync(bin))).toBe(true);
+  });
+
+  it('reads the version 2 golden object the same way (the day fold reads either)', () => {
+    const got = contentOf(new Uint8Array(readFileSync(dir('rollup-v2.s4rol'))));
+    const v2 = parseExact<{ id: string; metric: string; tags: Record<string, string>; fields: Record<string, Bucket[]> }[]>(readFileSync(dir('rollup-v2.json'), 'utf8'));
+    const want: Record<string, Content[number]> = {};
+    for (const e of v2) {
+      const [id, res] = e.id.split('.') as [string, string];
+      want[id] ??= { metric: e.metric, tags: e.tags, byRes: {} };
+      if (res !== 'raw') want[id].byRes[res] = e.fields;
+    }
+    expect(canon(got)).toBe(canon(want));
+  });
+});
+
+const bucketAt = (start: number) =>
+  fc
+    .record({
+      count: fc.integer({ min: 1, max: 100_000 }),
+      sum: fc.double(),
+      min: fc.double(),
+      max: fc.double(),
+      first: fc.double(),
+      last: fc.double(),
+      firstAt: fc.integer({ min: 0, max: 59_999 }),
+      lastAt: fc.integer({ min: 0, max: 59_999 }),
+    })
+    .map((b): Bucket => ({ start, count: b.count, sum: b.sum, min: b.min, max: b.max, first: b.first, firstTs: start + b.firstAt, last: b.last, lastTs: start + b.lastAt }));
+
+/** Buckets of one resolution at distinct starts inside [window, window + 1 h) (or straddling it, for 7m). */
+const bucketsOf = (window: number, ms: number) =>
+  fc.uniqueArray(fc.integer({ min: 0, max: Math.floor(3_600_000 / ms) }), { minLength: 1, maxLength: 8 }).chain((idx) =>
+    fc.tuple(...idx.sort((a, b) => a - b).map((i) => bucketAt((Math.floor(window / ms) + i) * ms))),
+  );
+
+const RES = { '1m': 60_000, '7m': 420_000, '1h': 3_600_000 } as const;
+const tagsArb = fc.dictionary(fc.constantFrom('host', 'dc', '__proto__', 'a.b', 'ü', ''), fc.string({ maxLength: 4 }), { maxKeys: 3 });
+const seriesArb =
+  fc.record({
+    metric: fc.constantFrom('m', 'node_cpu', 'x.y'),
+    tags: tagsArb,
+    byRes: fc.dictionary(fc.constantFrom(...(Object.keys(RES) as (keyof typeof RES)[])), fc.uniqueArray(fc.constantFrom('value', 'x', 'series', '__proto__'), { minLength: 1, maxLength: 2 }), { maxKeys: 3 }),
+  });
+
+describe('rollup column version 3', () => {
+  it('round-trips any series, tags, resolutions and buckets, bit for bit', () => {
+    const window = H + 7 * 3_600_000;
+    const arb = fc
+      .uniqueArray(seriesArb, { maxLength: 12, selector: (s) => seriesId(s) })
+      .chain((list) =>
+        fc.tuple(
+          ...list.map((s) =>
+            fc
+              .tuple(
+                ...Object.entries(s.byRes).map(([res, fields]) =>
+                  fc.tuple(...fields.map((f) => bucketsOf(window, RES[res as keyof typeof RES]).map((b) => [f, b] as const))).map((fs) => [res, Object.fromEntries(fs)] as const),
+                ),
+              )
+              .map((rs) => ({ metric: s.metric, tags: s.tags, byRes: Object.fromEntries(rs) })),
+          ),
+        ),
+      );
+    fc.assert(
+      fc.property(arb, (content) => {
+        const c = content as Content;
+        const bytes = encode(c, window);
+        expect(canon(contentOf(bytes))).toBe(canon(byId(c)));
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('splits a metric into groups of about ROLLUP_GROUP_ROWS rows, never splitting a series', () => {
+    const c: Content = Array.from({ length: 300 }, (_, i) => ({ metric: 'm', tags: { host: `h${String(i).padStart(3, '0')}` }, byRes: { '1m': { value: minuteBuckets(60, i) } } }));
+    const bytes = encode(c);
+    const { footer } = decodeSegment(bytes);
+    const groups = footer.series.filter((e) => parseGroupEntryId(e.id)?.resolution === '1m');
+    expect(groups.length).toBeGreaterThan(1);
+    groups.forEach((g, i) => {
+      expect(g.count % 60).toBe(0);
+      if (i < groups.length - 1) expect(g.count).toBeGreaterThanOrEqual(ROLLUP_GROUP_ROWS);
+      expect(g.count).toBeLessThan(ROLLUP_GROUP_ROWS + 60);
+    });
+    expect(canon(contentOf(bytes))).toBe(canon(byId(c)));
+  });
+
+  it('tells version 3 objects from version 2 by their entries', () => {
+    expect(isGroupedRollup(decodeSegment(encode(CONTENT)).footer)).toBe(true);
+    const v2 = encodeSegment({ ns: 'p', shard: 0, window: H, series: [{ id: rollupSeriesId('00000000000000aa', '1m'), metric: 'm', tags: {}, ...bucketsToColumns(new Map([['value', minuteBuckets(2, 0)]])) }] });
+    expect(isGroupedRollup(decodeSegment(v2).footer)).toBe(false);
+    expect(parseGroupEntryId('0a1b2c3d4e5f6071.1h')).toBeNull();
+    expect(parseGroupEntryId('@00000002/1h/00000040')).toEqual({ metric: 2, resolution: '1h', first: 40 });
+  });
+
+  it('refuses a group that holds a series its keys do not give that resolution', () => {
+    const c: Content = [{ metric: 'm', tags: { host: 'a' }, byRes: { '1m': { value: minuteBuckets(2, 0) } } }];
+    const { footer, series } = decodeSegment(encode(c));
+    const keys = series.find((s) => parseGroupEntryId(s.id)!.resolution === null)!;
+    const forged = encodeSegment({ ns: 'p', shard: 0, window: footer.window, series: series.map((s) => (s === keys ? { ...s, fields: { ...s.fields, res: [''] } } : s)) });
+    expect(() => decodeRollupObject(forged)).toThrow(CorruptDataError);
+  });
+});

@@ -1,0 +1,275 @@
+import { CorruptDataError, canonicalSeries, nameMap, seriesId, type FieldValue, type SeriesColumns, type SeriesKey } from '@s4/core';
+import { decodeSegment, encodeSegment, type SegmentFooter, type SegmentSeriesInput } from '../segment/index.js';
+import { RAW_MARKER, columnsToBuckets, parseRollupSeriesId, resolutionMs, type Bucket } from './rollup.js';
+
+/**
+ * Rollup column version 3 (rollup.md): the series of a metric share blocks. One *keys* entry per
+ * metric lists its series (tags, stored resolutions); *bucket group* entries hold the buckets of
+ * consecutive series of that list at one resolution, one row per (series, bucket). Per-series
+ * footer entries and blocks cost more than the buckets of a series scraped every 10 s, and
+ * columns across series compress (equal counts and offsets, neighbouring values).
+ */
+
+/** A group block holds the buckets of consecutive series until it reaches this many rows. */
+export const ROLLUP_GROUP_ROWS = 4096;
+
+/** Per resolution stored (name → per field, its buckets ascending); none: the series is read raw. */
+export type ResolutionBuckets = ReadonlyMap<string, ReadonlyMap<string, readonly Bucket[]>>;
+
+/** One series of a rollup object, whatever the column version. */
+export interface RollupSeries extends SeriesKey {
+  readonly byRes: ResolutionBuckets;
+}
+
+/** A series as decodeRollupObject returns it. */
+export interface DecodedRollupSeries extends SeriesKey {
+  byRes: Map<string, Map<string, Bucket[]>>;
+}
+
+export interface RollupObjectInput {
+  ns: string;
+  shard: number;
+  /** Hour window start, or day start for a day object. */
+  window: number;
+  series: readonly RollupSeries[];
+}
+
+const ID_RE = /^@(\d{8})(?:\/([1-9]\d{0,5}[smhd])\/(\d{8}))?$/;
+const pad = (n: number) => String(n).padStart(8, '0');
+const TAG = 'tag.';
+const RES = 'res';
+const SERIES = 'series';
+const BUCKET = 'bucket';
+const AGGS = ['count', 'sum', 'min', 'max', 'first', 'firstAt', 'last', 'lastAt'] as const;
+
+/** A version 3 footer entry: the keys of metric `m` (`resolution` null) or a bucket group from series `first`. */
+export interface GroupEntryId {
+  metric: number;
+  resolution: string | null;
+  first: number;
+}
+
+/** Parses a version 3 entry id (`@<m:8>` or `@<m:8>/<resolution>/<first:8>`); null for version 1 and 2 ids. */
+export function parseGroupEntryId(id: string): GroupEntryId | null {
+  const m = ID_RE.exec(id);
+  if (!m) return null;
+  return { metric: Number(m[1]), resolution: m[2] ?? null, first: m[3] === undefined ? 0 : Number(m[3]) };
+}
+
+/** Whether a rollup object's footer uses column version 3 (its entries are keys and groups, not series). */
+export function isGroupedRollup(footer: Pick<SegmentFooter, 'series'>): boolean {
+  const first = footer.series[0];
+  return first !== undefined && first.id.startsWith('@');
+}
+
+/** Bucket index of a start within a resolution, counted from the resolution's bucket holding `window`. */
+const baseOf = (window: number, ms: number) => Math.floor(window / ms);
+
+/** The footer entries of a version 3 rollup object (encodeSegment writes them in id order). */
+export function rollupGroupEntries(window: number, series: readonly RollupSeries[]): SegmentSeriesInput[] {
+  const byMetric = new Map<string, RollupSeries[]>();
+  for (const s of series) {
+    let l = byMetric.get(s.metric);
+    if (!l) byMetric.set(s.metric, (l = []));
+    l.push(s);
+  }
+  const out: SegmentSeriesInput[] = [];
+  [...byMetric.keys()].sort().forEach((metric, m) => {
+    const list = byMetric.get(metric)!.map((s) => ({ s, c: canonicalSeries(s) })).sort((a, b) => (a.c < b.c ? -1 : a.c > b.c ? 1 : 0)).map((x) => x.s);
+    for (let i = 1; i < list.length; i++) if (canonicalSeries(list[i]!) === canonicalSeries(list[i - 1]!)) throw new RangeError(`series ${canonicalSeries(list[i]!)} appears twice in one rollup object`);
+    const resolutions = new Map<string, number>();
+    for (const s of list)
+      for (const r of s.byRes.keys()) {
+        const ms = resolutionMs(r);
+        if (ms === null) throw new RangeError(`${r} is not a resolution`);
+        resolutions.set(r, ms);
+      }
+    // Keys: one row per series; a tag column per tag key (null where a series lacks it).
+    const tagKeys = [...new Set(list.flatMap((s) => Object.keys(s.tags)))].sort();
+    const keyFields = nameMap<FieldValue[]>();
+    keyFields[RES] = list.map((s) => [...s.byRes.keys()].sort((a, b) => resolutions.get(a)! - resolutions.get(b)!).join(','));
+    for (const k of tagKeys) keyFields[TAG + k] = list.map((s) => (Object.hasOwn(s.tags, k) ? s.tags[k]! : null));
+    out.push({ id: `@${pad(m)}`, metric, tags: {}, ts: list.map((_, i) => i), fields: keyFields });
+    for (const [res, ms] of [...resolutions].sort((a, b) => a[1] - b[1])) {
+      const base = baseOf(window, ms);
+      let group: { first: number; rows: Row[] } | null = null;
+      const flush = () => {
+        if (group && group.rows.length > 0) out.push({ id: `@${pad(m)}/${res}/${pad(group.first)}`, metric, tags: {}, ...rowsToColumns(group.rows, base, ms) });
+        group = null;
+      };
+      list.forEach((s, ordinal) => {
+        const byField = s.byRes.get(res);
+        if (!byField) return;
+        group ??= { first: ordinal, rows: [] };
+        group.rows.push(...seriesRows(ordinal, byField));
+        if (group.rows.length >= ROLLUP_GROUP_ROWS) flush();
+      });
+      flush();
+    }
+  });
+  return out;
+}
+
+interface Row {
+  series: number;
+  start: number;
+  byField: Map<string, Bucket>;
+}
+
+/** One row per bucket start of the series, each with the buckets of the fields that have one. */
+function seriesRows(series: number, byField: ReadonlyMap<string, readonly Bucket[]>): Row[] {
+  const rows = new Map<number, Row>();
+  for (const [field, list] of byField)
+    for (const b of list) {
+      let r = rows.get(b.start);
+      if (!r) rows.set(b.start, (r = { series, start: b.start, byField: new Map() }));
+      r.byField.set(field, b);
+    }
+  return [...rows.values()].sort((a, b) => a.start - b.start);
+}
+
+function rowsToColumns(rows: readonly Row[], base: number, ms: number): SeriesColumns {
+  const fields = nameMap<FieldValue[]>();
+  fields[SERIES] = rows.map((r) => r.series);
+  fields[BUCKET] = rows.map((r) => {
+    if (r.start % ms !== 0) throw new RangeError(`bucket start ${r.start} is not a multiple of ${ms} ms`);
+    return r.start / ms - base;
+  });
+  const names = [...new Set(rows.flatMap((r) => [...r.byField.keys()]))].sort();
+  for (const f of names) {
+    const cols = AGGS.map((a) => (fields[`${f}.${a}`] = new Array<FieldValue>(rows.length).fill(null)));
+    rows.forEach((r, i) => {
+      const b = r.byField.get(f);
+      if (!b) return;
+      const v = [b.count, b.sum, b.min, b.max, b.first, b.firstTs - b.start, b.last, b.lastTs - b.start];
+      for (let k = 0; k < AGGS.length; k++) cols[k]![i] = v[k]!;
+    });
+  }
+  return { ts: rows.map((_, i) => i), fields };
+}
+
+/** A series of a keys block: its key and the resolutions stored for it (none: read raw). */
+export interface GroupedSeries extends SeriesKey {
+  resolutions: string[];
+}
+
+/** The series a keys block lists, in ordinal order. */
+export function keysOfBlock(metric: string, block: SeriesColumns): GroupedSeries[] {
+  const res = own(block.fields, RES);
+  if (!res) throw new CorruptDataError('rollup keys block', `no ${RES} column`);
+  const tagCols = Object.keys(block.fields).filter((k) => k.startsWith(TAG)).map((k) => [k.slice(TAG.length), block.fields[k]!] as const);
+  return block.ts.map((_, i) => {
+    const r = res[i];
+    if (typeof r !== 'string') throw new CorruptDataError('rollup keys block', `series ${i} has no resolution list`);
+    const tags = nameMap<string>();
+    for (const [k, col] of tagCols) {
+      const v = col[i];
+      if (v === null || v === undefined) continue;
+      if (typeof v !== 'string') throw new CorruptDataError('rollup keys block', `tag ${k} of series ${i} is not a string`);
+      tags[k] = v;
+    }
+    return { metric, tags, resolutions: r === '' ? [] : r.split(',') };
+  });
+}
+
+/** The buckets of a group block: per series ordinal, per field, ascending. */
+export function bucketsOfGroup(block: SeriesColumns, window: number, resolution: string): Map<number, Map<string, Bucket[]>> {
+  const what = 'rollup group block';
+  const ms = resolutionMs(resolution);
+  if (ms === null) throw new CorruptDataError(what, `${resolution} is not a resolution`);
+  const base = baseOf(window, ms);
+  const series = own(block.fields, SERIES);
+  const bucket = own(block.fields, BUCKET);
+  if (!series || !bucket) throw new CorruptDataError(what, `no ${SERIES} or ${BUCKET} column`);
+  const out = new Map<number, Map<string, Bucket[]>>();
+  const names = Object.keys(block.fields).filter((k) => k.endsWith('.count')).map((k) => k.slice(0, -'.count'.length));
+  const cols = names.map((f) => {
+    const c = AGGS.map((a) => own(block.fields, `${f}.${a}`));
+    if (c.some((x) => !x)) throw new CorruptDataError(what, `field ${f} lacks a bucket column`);
+    return c as (readonly FieldValue[])[];
+  });
+  for (let i = 0; i < block.ts.length; i++) {
+    const s = int(series[i], what);
+    const start = (base + int(bucket[i], what)) * ms;
+    let byField = out.get(s);
+    if (!byField) out.set(s, (byField = new Map<string, Bucket[]>()));
+    names.forEach((f, k) => {
+      const [count, sum, min, max, first, firstAt, last, lastAt] = cols[k]!;
+      if (count![i] === null) return;
+      let list = byField.get(f);
+      if (!list) byField.set(f, (list = []));
+      list.push({
+        start,
+        count: num(count![i], what),
+        sum: num(sum![i], what),
+        min: num(min![i], what),
+        max: num(max![i], what),
+        first: num(first![i], what),
+        firstTs: start + num(firstAt![i], what),
+        last: num(last![i], what),
+        lastTs: start + num(lastAt![i], what),
+      });
+    });
+  }
+  return out;
+}
+
+/**
+ * Every series of a rollup object of any column version, with its id, key and buckets per
+ * resolution (the raw marker: no resolution). What the day fold reads hourly objects with.
+ */
+export function decodeRollupObject(bytes: Uint8Array): { window: number; series: Map<string, DecodedRollupSeries> } {
+  const { footer, series: entries } = decodeSegment(bytes);
+  const out = new Map<string, DecodedRollupSeries>();
+  if (!isGroupedRollup(footer)) {
+    for (const s of entries) {
+      const { id, resolution } = parseRollupSeriesId(s.id);
+      let r = out.get(id);
+      if (!r) out.set(id, (r = { metric: s.metric, tags: s.tags, byRes: new Map() }));
+      if (resolution !== RAW_MARKER) r.byRes.set(resolution, columnsToBuckets(s.ts, s.fields));
+    }
+    return { window: footer.window, series: out };
+  }
+  const keys = new Map<number, { key: GroupedSeries; id: string }[]>();
+  for (const s of entries) {
+    const g = parseGroupEntryId(s.id);
+    if (!g) throw new CorruptDataError('rollup object', `entry ${s.id} in a version 3 object`);
+    if (g.resolution === null) {
+      const list = keysOfBlock(s.metric, s).map((key) => ({ key, id: seriesId(key) }));
+      keys.set(g.metric, list);
+      for (const { key, id } of list) out.set(id, { metric: key.metric, tags: key.tags, byRes: new Map(key.resolutions.map((r) => [r, new Map<string, Bucket[]>()])) });
+      continue;
+    }
+    const list = keys.get(g.metric);
+    if (!list) throw new CorruptDataError('rollup object', `group ${s.id} before its keys`);
+    for (const [ordinal, byField] of bucketsOfGroup(s, footer.window, g.resolution)) {
+      const k = list[ordinal];
+      if (!k || !k.key.resolutions.includes(g.resolution)) throw new CorruptDataError('rollup object', `group ${s.id} holds series ${ordinal}, which its keys do not give ${g.resolution}`);
+      const have = out.get(k.id)!.byRes.get(g.resolution)!;
+      for (const [f, l] of byField) have.set(f, [...(have.get(f) ?? []), ...l]);
+    }
+  }
+  return { window: footer.window, series: out };
+}
+
+/** A version 3 rollup object (a segment object; rollup.md), with its footer entries and bucket rows. */
+export function encodeRollupObject(input: RollupObjectInput): { bytes: Uint8Array; entries: SegmentSeriesInput[]; rows: number } {
+  const entries = rollupGroupEntries(input.window, input.series);
+  let rows = 0;
+  for (const e of entries) if (e.id.includes('/')) rows += e.ts.length;
+  return { bytes: encodeSegment({ ns: input.ns, shard: input.shard, window: input.window, series: entries }), entries, rows };
+}
+
+function own(fields: Readonly<Record<string, readonly FieldValue[]>>, name: string): readonly FieldValue[] | undefined {
+  return Object.hasOwn(fields, name) ? fields[name] : undefined;
+}
+
+function num(v: FieldValue | undefined, what: string): number {
+  if (typeof v !== 'number') throw new CorruptDataError(what, `a bucket holds ${JSON.stringify(v)} where a number belongs`);
+  return v;
+}
+
+function int(v: FieldValue | undefined, what: string): number {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new CorruptDataError(what, `${JSON.stringify(v)} where a row index belongs`);
+  return v;
+}
