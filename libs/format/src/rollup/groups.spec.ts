@@ -88,7 +88,8 @@ const bucketAt = (start: number) =>
   fc
     .record({
       count: fc.integer({ min: 1, max: 100_000 }),
-      sum: fc.double(),
+      // Any double (stored whole), or a float sum of decimals as a rollup of gauges has (split).
+      sum: fc.oneof(fc.double(), fc.array(fc.integer({ min: -1e7, max: 1e7 }), { minLength: 1, maxLength: 60 }).map((xs) => xs.reduce((a, x) => a + x / 100, 0))),
       min: fc.double(),
       max: fc.double(),
       first: fc.double(),
@@ -153,6 +154,22 @@ describe('rollup column version 3', () => {
       expect(g.count).toBeLessThan(ROLLUP_GROUP_ROWS + 60);
     });
     expect(canon(contentOf(bytes))).toBe(canon(byId(c)));
+  });
+
+  it('splits float sums of decimals into units and ulps, and keeps other sums whole', () => {
+    const { series } = decodeSegment(encode(CONTENT));
+    const group = (metric: string) => series.find((s) => s.metric === metric && parseGroupEntryId(s.id)!.resolution === '1h')!;
+    // sensor.temp: sums like 3012.340000001 (split); node_load1 holds 1e300 (no decimal fits: whole).
+    expect(Object.keys(group('sensor.temp').fields).filter((k) => k.startsWith('value.sum')).sort()).toEqual(['value.sumScale', 'value.sumUlps', 'value.sumUnits']);
+    expect(Object.keys(group('node_load1').fields).filter((k) => k.startsWith('value.sum'))).toEqual(['value.sum']);
+    // A float sum of two-decimal values with rounding noise comes back bit for bit.
+    let sum = 0;
+    for (let i = 0; i < 60; i++) sum += Math.round(Math.sin(i) * 5000) / 100 + 0.07;
+    expect(sum).not.toBe(Math.round(sum * 100) / 100); // 101.17000000000002: noise the decimal codec cannot store
+    const b: Bucket = { start: H, count: 60, sum, min: 0, max: 1, first: 0, firstTs: H, last: 1, lastTs: H + 1 };
+    const c: Content = [{ metric: 'm', tags: {}, byRes: { '1h': { value: [b] } } }];
+    expect(Object.keys(decodeSegment(encode(c)).series[1]!.fields)).toContain('value.sumUlps');
+    expect(Object.is(decodeRollupObject(encode(c)).series.get(seriesId(c[0]!))!.byRes.get('1h')!.get('value')![0]!.sum, sum)).toBe(true);
   });
 
   it('tells version 3 objects from version 2 by their entries', () => {

@@ -144,8 +144,74 @@ function rowsToColumns(rows: readonly Row[], base: number, ms: number): SeriesCo
       const v = [b.count, b.sum, b.min, b.max, b.first, b.firstTs - b.start, b.last, b.lastTs - b.start];
       for (let k = 0; k < AGGS.length; k++) cols[k]![i] = v[k]!;
     });
+    const split = splitSums(cols[1]!);
+    if (split) {
+      delete fields[`${f}.sum`];
+      fields[`${f}.${SUM_SCALE}`] = split.scale;
+      fields[`${f}.${SUM_UNITS}`] = split.units;
+      fields[`${f}.${SUM_ULPS}`] = split.ulps;
+    }
   }
   return { ts: rows.map((_, i) => i), fields };
+}
+
+const SUM_SCALE = 'sumScale';
+const SUM_UNITS = 'sumUnits';
+const SUM_ULPS = 'sumUlps';
+/** A split sum is used only where every bucket's rounding error is at most this many ulps. */
+const MAX_SUM_ULPS = 1 << 16;
+const f64 = new Float64Array(1);
+const i64 = new BigInt64Array(f64.buffer);
+const bitsOf = (x: number): bigint => ((f64[0] = x), i64[0]!);
+const fromBits = (b: bigint): number => ((i64[0] = b), f64[0]!);
+
+/**
+ * Sums of decimal values (two-decimal gauges) carry float rounding noise, so the decimal codec
+ * cannot store them and they cost about seven bytes each: half of a 1-minute rollup of 1 Hz
+ * data. Split, each is an integer of `10^-scale` units, small between neighbouring buckets, and
+ * the few ulps between that decimal and the sum itself (rollup.md, "Sums"). Null when some sum
+ * does not fit (NaN, infinities, values far from any decimal of scale ≤ 12).
+ */
+function splitSums(sums: readonly FieldValue[]): { scale: FieldValue[]; units: FieldValue[]; ulps: FieldValue[] } | null {
+  scales: for (let k = 0; k <= 12; k++) {
+    const p = 10 ** k;
+    const units: FieldValue[] = [];
+    const ulps: FieldValue[] = [];
+    for (const v of sums) {
+      if (v === null) {
+        units.push(null);
+        ulps.push(null);
+        continue;
+      }
+      const d = Math.round((v as number) * p);
+      if (!Number.isSafeInteger(d)) continue scales;
+      const n = bitsOf(v as number) - bitsOf(d / p);
+      if (n > MAX_SUM_ULPS || n < -MAX_SUM_ULPS) continue scales;
+      units.push(d);
+      ulps.push(Number(n));
+    }
+    return { scale: sums.map((v) => (v === null ? null : k)), units, ulps };
+  }
+  return null;
+}
+
+/** The sum column of a field: stored whole, or rebuilt from its split columns. */
+function sumColumn(fields: Readonly<Record<string, readonly FieldValue[]>>, f: string, what: string): readonly FieldValue[] | undefined {
+  const whole = own(fields, `${f}.sum`);
+  if (whole) return whole;
+  const scale = own(fields, `${f}.${SUM_SCALE}`);
+  const units = own(fields, `${f}.${SUM_UNITS}`);
+  const ulps = own(fields, `${f}.${SUM_ULPS}`);
+  if (!scale || !units || !ulps) return undefined;
+  return scale.map((k, i) => {
+    if (k === null) return null;
+    const d = units[i];
+    const n = ulps[i];
+    if (typeof k !== 'number' || !Number.isInteger(k) || k < 0 || k > 22 || typeof d !== 'number' || !Number.isSafeInteger(d) || typeof n !== 'number' || !Number.isSafeInteger(n)) {
+      throw new CorruptDataError(what, `field ${f}: bucket ${i} has no valid split sum`);
+    }
+    return fromBits(bitsOf(d / 10 ** k) + BigInt(n));
+  });
 }
 
 /** A series of a keys block: its key and the resolutions stored for it (none: read raw). */
@@ -184,7 +250,7 @@ export function bucketsOfGroup(block: SeriesColumns, window: number, resolution:
   const out = new Map<number, Map<string, Bucket[]>>();
   const names = Object.keys(block.fields).filter((k) => k.endsWith('.count')).map((k) => k.slice(0, -'.count'.length));
   const cols = names.map((f) => {
-    const c = AGGS.map((a) => own(block.fields, `${f}.${a}`));
+    const c = AGGS.map((a) => (a === 'sum' ? sumColumn(block.fields, f, what) : own(block.fields, `${f}.${a}`)));
     if (c.some((x) => !x)) throw new CorruptDataError(what, `field ${f} lacks a bucket column`);
     return c as (readonly FieldValue[])[];
   });
