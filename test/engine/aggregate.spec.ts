@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { canonicalSeries, isDayRollupKey, seriesId, type Clock, type FieldValue, type SeriesKey } from '@s4/core';
-import { decodeRollupObject } from '@s4/format';
+import { RAW_MARKER, bucketsToColumns, decodeRollupObject, decodeSegment, encodeSegment, readTrailer, rollupSeriesId, type SegmentSeriesInput } from '@s4/format';
 import { CatalogStore, Flusher, QueryEngine, RollupBuilder, Writer, parseWrite, type Tombstone, type TombstoneSource } from '@s4/engine';
 import { EmbeddedHotTier, FilesystemObjectStore } from '@s4/storage';
 import { ALL_AGGS, bruteAggregate, closeEnough } from '../support/brute.js';
@@ -164,6 +164,57 @@ describe('rollups and deletes', () => {
     expect(after.a).toEqual(before.a);
     expect(after.b).toEqual([before.b![0], before.b![1]! - gone(1, H0 + H + 600_000, H0 + H + 1_200_000), before.b![2]]);
     expect(after.c).toEqual([before.c![0], before.c![1]! - gone(2, H0 + H + 600_000, H0 + H + 1_200_000), before.c![2]]);
+    await e.hot.close();
+  });
+});
+
+/**
+ * Rewrites every registered rollup object of the test day as column version 2 (an entry per series
+ * and resolution, as written before version 3) at the same key, and registers its new footer.
+ */
+async function rewriteAsV2(e: Awaited<ReturnType<typeof engine>>): Promise<number> {
+  const day = Math.floor(H0 / 86_400_000) * 86_400_000;
+  let rewritten = 0;
+  for (const shard of [0, 1, 2, 3]) {
+    const ref = { ns: 'default', shard };
+    const replaced = new Map<string, { size: number; footerOffset: number; footerLength: number }>();
+    for (const en of (await e.rollupCatalogs.load(ref, day)).catalog.entries) {
+      const got = await e.objects.get(en.key);
+      if (!got || got.notModified) throw new Error(`${en.key} is missing`);
+      const { window, series } = decodeRollupObject(got.body);
+      const entries: SegmentSeriesInput[] = [];
+      for (const [id, s] of series) {
+        if (s.byRes.size === 0) entries.push({ id: rollupSeriesId(id, RAW_MARKER), metric: s.metric, tags: s.tags, ts: [], fields: {} });
+        for (const [res, byField] of s.byRes) entries.push({ id: rollupSeriesId(id, res), metric: s.metric, tags: s.tags, ...bucketsToColumns(byField) });
+      }
+      const bytes = encodeSegment({ ns: 'default', shard, window, series: entries });
+      expect(decodeSegment(bytes).series.every((x) => !x.id.startsWith('@'))).toBe(true);
+      await e.objects.put(en.key, bytes);
+      replaced.set(en.key, { size: bytes.length, ...readTrailer(bytes.subarray(bytes.length - 24)) });
+    }
+    await e.rollupCatalogs.update(ref, day, (c) => ({ ...c, entries: c.entries.map((x) => { const r = replaced.get(x.key); return r ? { ...x, size: r.size, footerOffset: r.footerOffset, footerLength: r.footerLength } : x; }) }));
+    rewritten += replaced.size;
+  }
+  return rewritten;
+}
+
+describe('rollups written before column version 3', () => {
+  it('answer every step exactly, and fold into a day object', async () => {
+    const e = await engine();
+    const model = new ExpectedStore();
+    let x = 5;
+    const rnd = () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    await apply(e, model, [...dense(0, 1000, rnd), ...dense(1, 10_000, rnd), ...dense(2, 60_000, rnd)]);
+    await e.flusher.flushAll(H0 + 10 * H);
+    e.clock.set(H0 + 5 * H); // the day is open: hourly objects only
+    await e.rollups.rollupAll(0, H0 + 86_400_000);
+    expect(await rewriteAsV2(e)).toBeGreaterThan(0);
+    // A cold reader: no footer of the version 3 objects cached.
+    e.query = new QueryEngine(e.hot, e.objects, new CatalogStore(e.objects), { ns: 'default', shards: 4, concurrency: 8, cacheBytes: 1 << 24 }, e.rollupCatalogs, e.clock);
+    for (const step of [60_000, H, 2 * H]) for (const groupAll of [false, true]) await check(e, model, step, H0, H0 + 3 * H, groupAll);
+    e.clock.set(H0 + 27 * H); // closed: the day object is folded from the version 2 hourly objects
+    expect((await e.rollups.rollupAll(0, H0 + 86_400_000)).objects).toBeGreaterThan(0);
+    for (const step of [60_000, H, 86_400_000]) await check(e, model, step, H0, H0 + 24 * H, false);
     await e.hot.close();
   });
 });
