@@ -1,4 +1,4 @@
-import { canonicalSeries, seriesId, type SeriesKey } from '@s4/core';
+import { canonicalSeries, seriesId, type SeriesColumns, type SeriesKey } from '@s4/core';
 import {
   bucketsOfGroup,
   columnsToBuckets,
@@ -8,6 +8,7 @@ import {
   parseRollupSeriesId,
   type CatalogEntry,
   type FooterEntry,
+  type GroupEntryId,
   type GroupedSeries,
   type SegmentFooter,
 } from '@s4/format';
@@ -18,6 +19,12 @@ import { candidates } from './footer-index.js';
 import type { RawReader } from './raw-reader.js';
 import { selects } from './selector.js';
 import type { QuerySpec } from './types.js';
+
+/**
+ * Group blocks read together with a metric's keys block (one GET instead of two) as long as they
+ * add at most this many bytes: a few milliseconds of transfer, against a round trip to S3.
+ */
+const READ_AHEAD_BYTES = 256 * 1024;
 
 /** Receives the buckets of one field of one series (by its raw series id). */
 export type BucketSink = (id: string, key: SeriesKey, field: string, buckets: Bucket[]) => void;
@@ -92,11 +99,25 @@ export class RollupReader {
    */
   private async readGrouped(entry: CatalogEntry, footer: SegmentFooter, spec: QuerySpec, step: number, add: BucketSink, ids: Map<string, string>): Promise<Set<string>> {
     const fallback = new Set<string>();
-    const [keys] = await this.keys(entry, footer, (m) => m === spec.metric);
-    if (!keys) return fallback;
+    const mine = footer.series.filter((s) => s.metric === spec.metric).map((s) => ({ s, g: parseGroupEntryId(s.id) }));
+    const keysEntry = mine.find((x) => x.g?.resolution === null);
+    if (!keysEntry) return fallback;
+    // Groups of one resolution cover consecutive ordinals, from their first to the next group's.
+    const groups = mine.filter((x): x is { s: FooterEntry; g: GroupEntryId & { resolution: string } } => x.g !== null && x.g.resolution !== null);
+    // The groups at the resolution most series will be read at come with the keys block, in the
+    // same ranged GET (they follow it in the object), unless that reads much more than needed.
+    const likely = pickResolution(step, new Set(groups.map((x) => x.g.resolution)));
+    const ahead = groups.filter((x) => x.g.resolution === likely);
+    const read = new Map<FooterEntry, SeriesColumns>();
+    const fetch = async (list: readonly FooterEntry[]) => {
+      const missing = list.filter((s) => !read.has(s));
+      const blocks = await this.reader.readBlocks(entry, missing);
+      missing.forEach((s, i) => read.set(s, blocks[i]!));
+    };
+    await fetch([keysEntry.s, ...(ahead.reduce((n, x) => n + x.s.length, 0) <= READ_AHEAD_BYTES ? ahead.map((x) => x.s) : [])]);
     // Per resolution chosen: the ordinals of the series read at it.
     const chosen = new Map<string, Map<number, { id: string; key: GroupedSeries }>>();
-    keys.series.forEach((key, ordinal) => {
+    keysOfBlock(spec.metric, read.get(keysEntry.s)!).forEach((key, ordinal) => {
       if (!selects(spec, key.tags)) return;
       const c = canonicalSeries(key);
       let id = ids.get(c);
@@ -110,29 +131,23 @@ export class RollupReader {
       if (!m) chosen.set(res, (m = new Map<number, { id: string; key: GroupedSeries }>()));
       m.set(ordinal, { id, key });
     });
-    if (chosen.size === 0) return fallback;
-    // Groups of one (metric, resolution) cover consecutive ordinals from their first to the next group's.
-    const groups = footer.series
-      .map((s) => ({ s, g: parseGroupEntryId(s.id) }))
-      .filter((x) => x.g !== null && x.g.metric === keys.metric && x.g.resolution !== null && chosen.has(x.g.resolution));
     const wanted = groups.filter(({ g }, i) => {
+      const series = chosen.get(g.resolution);
+      if (!series) return false;
       const next = groups[i + 1]?.g;
-      const end = next && next.resolution === g!.resolution ? next.first : Infinity;
-      for (const ordinal of chosen.get(g!.resolution!)!.keys()) if (ordinal >= g!.first && ordinal < end) return true;
+      const end = next && next.resolution === g.resolution ? next.first : Infinity;
+      for (const ordinal of series.keys()) if (ordinal >= g.first && ordinal < end) return true;
       return false;
     });
-    const blocks = await this.reader.readBlocks(
-      entry,
-      wanted.map((w) => w.s),
-    );
-    wanted.forEach(({ g }, i) => {
-      const series = chosen.get(g!.resolution!)!;
-      for (const [ordinal, byField] of bucketsOfGroup(blocks[i]!, footer.window, g!.resolution!)) {
+    await fetch(wanted.map((w) => w.s));
+    for (const { s: groupEntry, g } of wanted) {
+      const series = chosen.get(g.resolution)!;
+      for (const [ordinal, byField] of bucketsOfGroup(read.get(groupEntry)!, footer.window, g.resolution)) {
         const s = series.get(ordinal);
         if (!s) continue;
         for (const [field, buckets] of byField) add(s.id, { metric: s.key.metric, tags: s.key.tags }, field, buckets);
       }
-    });
+    }
     return fallback;
   }
 
