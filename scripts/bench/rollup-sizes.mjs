@@ -1,11 +1,12 @@
-// Rollup bytes against raw bytes, old layout against new, on the same data in one run (issue 12).
-// No server: the shapes of scripts/bench/rollups.mjs are encoded with the format library, once as
-// the aggregation worker wrote them before 2026-11-23 (hourly objects, 1 min and 1 h for every
-// series, absolute first/last times) and once as it writes them now (each resolution only where
-// its buckets average ≥ 20 samples, offsets for first/last, closed days in one day object), beside
-// the raw segments as hour parts and as one day object.
-// Usage: npm run build && node scripts/bench/rollup-sizes.mjs   (env: BENCH_SENSORS (20), BENCH_HOSTS (25))
-import { bucketsToColumns, encodeSegment, ROLLUP_COLUMNS_V1 } from '../../libs/format/dist/index.js';
+// Rollup bytes against raw bytes, old layouts against the new one, on the same data in one run
+// (issue 12). No server: the shapes of scripts/bench/rollups.mjs are encoded with the format
+// library as the aggregation worker wrote them before 2026-11-23 (hourly objects, 1 min and 1 h
+// for every series, absolute first/last times), as column version 2 wrote a closed day (each
+// resolution only where its buckets average ≥ 20 samples, an entry per series and resolution),
+// and as it writes it now (column version 3: a keys block per metric, buckets of many series per
+// block, sums split), beside the raw segments as hour parts and as one day object.
+// Usage: npm run build && node scripts/bench/rollup-sizes.mjs   (env: BENCH_SENSORS (20), BENCH_HOSTS (25), BENCH_CHURN_HOSTS (125))
+import { bucketsToColumns, encodeRollupObject, encodeSegment, ROLLUP_COLUMNS_V1 } from '../../libs/format/dist/index.js';
 import { bucketize } from '../../libs/engine/dist/index.js';
 import { generate, prng } from './lib/dataset.mjs';
 import { machine } from './lib/proc.mjs';
@@ -36,6 +37,29 @@ function metrics(hosts) {
         value.push(counter ? v : Math.round(v * 10) / 10);
       }
       out.push({ id: `h${String(h).padStart(5, '0')}m${String(m).padStart(9, '0')}`, metric: `node.m${m}`, tags: { host: `host-${h}` }, ts, value });
+    }
+  return out;
+}
+
+/**
+ * The cardinality bench's shape (scripts/bench/cardinality.mjs) in one shard: 20 metrics × hosts,
+ * 6 minutes at 10 s, two-decimal random walks, half of the hosts replaced half-way.
+ */
+function churn(hosts) {
+  const out = [];
+  const rnd = prng(7);
+  const t0 = START + 54 * 60_000;
+  for (let h = 0; h < hosts * 1.5; h++)
+    for (let m = 0; m < 20; m++) {
+      const [from, to] = h < hosts / 2 ? [0, 18] : h < hosts ? [0, 36] : [18, 36];
+      let v = Math.round(rnd() * 10_000) / 100;
+      const ts = [];
+      const value = [];
+      for (let r = from; r < to; r++) {
+        ts.push(t0 + r * 10_000);
+        value.push((v = Math.round((v + (rnd() - 0.5) * 2) * 100) / 100));
+      }
+      out.push({ id: `c${String(h).padStart(7, '0')}m${String(m).padStart(7, '0')}`, metric: `node_m${m}`, tags: { host: `host-${h}`, dc: `dc-${h % 8}` }, ts, value });
     }
   return out;
 }
@@ -73,32 +97,38 @@ function measure(series) {
     old += size(w, list);
   }
   old += size(START, series.map((s) => ({ id: `${s.id}.1h`, metric: s.metric, tags: s.tags, ...v1Columns(bucketize(s.ts, s.value, H)) })));
-  // Now, a closed day: one day object, each resolution only where it pays (rollup.md).
+  // A closed day: one day object, each resolution only where it pays (rollup.md), as column
+  // version 2 wrote it and as version 3 writes it.
   const list = [];
+  const grouped = [];
   for (const s of series) {
-    let any = false;
+    const byRes = new Map();
     for (const [name, ms] of Object.entries(RES)) {
       const b = bucketize(s.ts, s.value, ms);
       if (s.ts.length < 4 * 5 * b.length) continue;
-      any = true;
+      byRes.set(name, new Map([['value', b]]));
       list.push({ id: `${s.id}.${name}`, metric: s.metric, tags: s.tags, ...bucketsToColumns(new Map([['value', b]])) });
     }
-    if (!any) list.push({ id: `${s.id}.raw`, metric: s.metric, tags: s.tags, ts: [], fields: {} });
+    if (byRes.size === 0) list.push({ id: `${s.id}.raw`, metric: s.metric, tags: s.tags, ts: [], fields: {} });
+    grouped.push({ metric: s.metric, tags: s.tags, byRes });
   }
-  const now = size(START, list);
-  return { samples, rawHour, rawDay, old, now };
+  const v2 = size(START, list);
+  const now = encodeRollupObject({ ns: 'b', shard: 0, window: START, series: grouped }).bytes.length;
+  return { samples, rawHour, rawDay, old, v2, now };
 }
 
 const m = machine();
 console.log(`Run of ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC; \`node scripts/bench/rollup-sizes.mjs\`; ${m.cpu}, ${m.cores} cores (bytes only: the machine's load does not matter).`);
 console.log('');
-console.log('| shape (one day) | raw hour parts | raw day object | rollups before (hourly 1m + 1h, absolute times) | rollups now (day object, sized) |');
-console.log('|---|---|---|---|---|');
+console.log('| shape (one day) | raw hour parts | raw day object | rollups before (hourly 1m + 1h, absolute times) | column version 2 (day object, sized) | now: column version 3 (day object, sized) |');
+console.log('|---|---|---|---|---|---|');
 for (const [name, series] of [
   [`${Number(process.env.BENCH_SENSORS ?? 20)} sensors × 1 Hz`, sensors(Number(process.env.BENCH_SENSORS ?? 20))],
   [`${Number(process.env.BENCH_HOSTS ?? 25)} hosts × 20 metrics × 10 s`, metrics(Number(process.env.BENCH_HOSTS ?? 25))],
+  [`cardinality: ${Number(process.env.BENCH_CHURN_HOSTS ?? 125)} hosts × 20 metrics × 10 s for 6 min, half replaced (one shard's share of the bench)`, churn(Number(process.env.BENCH_CHURN_HOSTS ?? 125))],
 ]) {
   const r = measure(series);
   const b = (x) => `${(x / r.samples).toFixed(3)} B/sample`;
-  console.log(`| ${name} | ${b(r.rawHour)} | ${b(r.rawDay)} | ${b(r.old)} = **${((100 * r.old) / r.rawHour).toFixed(0)} %** of hour parts | ${b(r.now)} = **${((100 * r.now) / r.rawDay).toFixed(1)} %** of the day object, ${((100 * r.now) / r.rawHour).toFixed(1)} % of hour parts |`);
+  const pct = (x) => `${b(x)} = **${((100 * x) / r.rawDay).toFixed(1)} %** of the day object, ${((100 * x) / r.rawHour).toFixed(1)} % of hour parts`;
+  console.log(`| ${name} | ${b(r.rawHour)} | ${b(r.rawDay)} | ${b(r.old)} = **${((100 * r.old) / r.rawHour).toFixed(0)} %** of hour parts | ${pct(r.v2)} | ${pct(r.now)} |`);
 }
