@@ -26,6 +26,9 @@ import type { QuerySpec } from './types.js';
  */
 const READ_AHEAD_BYTES = 256 * 1024;
 
+/** How many objects the reader remembers having read the keys block of. */
+const KEYS_READ_REMEMBERED = 10_000;
+
 /** Receives the buckets of one field of one series (by its raw series id). */
 export type BucketSink = (id: string, key: SeriesKey, field: string, buckets: Bucket[]) => void;
 
@@ -36,6 +39,9 @@ export type BucketSink = (id: string, key: SeriesKey, field: string, buckets: Bu
  * Per series it reads the coarsest stored resolution that divides the step.
  */
 export class RollupReader {
+  /** Objects whose keys block was read lately (so is likely in the block cache), oldest first. */
+  private readonly keysRead = new Set<string>();
+
   constructor(
     private readonly reader: RawReader,
     /** Object reads in flight per query. */
@@ -104,9 +110,11 @@ export class RollupReader {
     if (!keysEntry) return fallback;
     // Groups of one resolution cover consecutive ordinals, from their first to the next group's.
     const groups = mine.filter((x): x is { s: FooterEntry; g: GroupEntryId & { resolution: string } } => x.g !== null && x.g.resolution !== null);
-    // The groups at the resolution most series will be read at come with the keys block, in the
-    // same ranged GET (they follow it in the object), unless that reads much more than needed.
-    const likely = pickResolution(step, new Set(groups.map((x) => x.g.resolution)));
+    // On a cold object the groups at the resolution most series will be read at come with the
+    // keys block, in the same ranged GET (they follow it in the object), unless that reads much
+    // more than needed; once the keys block is cached only the groups a chosen series needs are.
+    const cold = !this.keysRead.has(entry.key);
+    const likely = cold ? pickResolution(step, new Set(groups.map((x) => x.g.resolution))) : null;
     const ahead = groups.filter((x) => x.g.resolution === likely);
     const read = new Map<FooterEntry, SeriesColumns>();
     const fetch = async (list: readonly FooterEntry[]) => {
@@ -115,6 +123,9 @@ export class RollupReader {
       missing.forEach((s, i) => read.set(s, blocks[i]!));
     };
     await fetch([keysEntry.s, ...(ahead.reduce((n, x) => n + x.s.length, 0) <= READ_AHEAD_BYTES ? ahead.map((x) => x.s) : [])]);
+    this.keysRead.delete(entry.key);
+    this.keysRead.add(entry.key);
+    if (this.keysRead.size > KEYS_READ_REMEMBERED) this.keysRead.delete(this.keysRead.values().next().value!);
     // Per resolution chosen: the ordinals of the series read at it.
     const chosen = new Map<string, Map<number, { id: string; key: GroupedSeries }>>();
     keysOfBlock(spec.metric, read.get(keysEntry.s)!).forEach((key, ordinal) => {
