@@ -28,6 +28,14 @@ function minuteBuckets(n: number, seed: number): Bucket[] {
   });
 }
 
+/** Buckets of two-decimal values (exact decimals: their values are stored split). */
+function decimalBuckets(n: number, seed: number): Bucket[] {
+  return Array.from({ length: n }, (_, i) => {
+    const c = (x: number) => Math.round(5000 + Math.sin(i + seed) * 3000 + x) / 100;
+    return { start: H + i * 60_000, count: 6, sum: c(0) + c(7) + c(-3) + c(40) + c(12) + c(-150), min: c(-150), max: c(220), first: c(0), firstTs: H + i * 60_000 + 4_000, last: c(40), lastTs: H + i * 60_000 + 54_000 };
+  });
+}
+
 const CONTENT: Content = [
   {
     metric: 'sensor.temp',
@@ -39,6 +47,7 @@ const CONTENT: Content = [
   },
   { metric: 'sensor.temp', tags: { device: 'sparse' }, byRes: {} },
   { metric: 'node_load1', tags: { host: 'a', dc: 'x' }, byRes: { '1h': { value: [{ start: H, count: 360, sum: 43.2, min: -0, max: 0.31, first: 0.12, firstTs: H + 7_000, last: 0.11, lastTs: H + 3_597_000 }] } } },
+  { metric: 'node_load1', tags: { host: 'c' }, byRes: { '1m': { value: decimalBuckets(12, 3) } } },
   { metric: 'node_load1', tags: { host: 'b' }, byRes: { '1h': { value: [{ start: H, count: 359, sum: 1e300, min: NaN, max: 7, first: 1, firstTs: H + 9_999, last: 2, lastTs: H + 3_599_999 }] } } },
 ];
 
@@ -84,25 +93,28 @@ describe('golden rollup-v3', () => {
   });
 });
 
-const bucketAt = (start: number) =>
+/** A value as gauges have them (two decimals: split), or any double (stored whole). */
+const valueArb = (decimal: boolean) => (decimal ? fc.oneof({ weight: 30, arbitrary: fc.integer({ min: -1e9, max: 1e9 }).map((x) => x / 100) }, { weight: 1, arbitrary: fc.constant(-0) }) : fc.double());
+
+const bucketAt = (start: number, decimal: boolean) =>
   fc
     .record({
       count: fc.integer({ min: 1, max: 100_000 }),
       // Any double (stored whole), or a float sum of decimals as a rollup of gauges has (split).
       sum: fc.oneof(fc.double(), fc.array(fc.integer({ min: -1e7, max: 1e7 }), { minLength: 1, maxLength: 60 }).map((xs) => xs.reduce((a, x) => a + x / 100, 0))),
-      min: fc.double(),
-      max: fc.double(),
-      first: fc.double(),
-      last: fc.double(),
+      min: valueArb(decimal),
+      max: valueArb(decimal),
+      first: valueArb(decimal),
+      last: valueArb(decimal),
       firstAt: fc.integer({ min: 0, max: 59_999 }),
       lastAt: fc.integer({ min: 0, max: 59_999 }),
     })
     .map((b): Bucket => ({ start, count: b.count, sum: b.sum, min: b.min, max: b.max, first: b.first, firstTs: start + b.firstAt, last: b.last, lastTs: start + b.lastAt }));
 
 /** Buckets of one resolution at distinct starts inside [window, window + 1 h) (or straddling it, for 7m). */
-const bucketsOf = (window: number, ms: number) =>
+const bucketsOf = (window: number, ms: number, decimal: boolean) =>
   fc.uniqueArray(fc.integer({ min: 0, max: Math.floor(3_600_000 / ms) }), { minLength: 1, maxLength: 8 }).chain((idx) =>
-    fc.tuple(...idx.sort((a, b) => a - b).map((i) => bucketAt((Math.floor(window / ms) + i) * ms))),
+    fc.tuple(...idx.sort((a, b) => a - b).map((i) => bucketAt((Math.floor(window / ms) + i) * ms, decimal))),
   );
 
 const RES = { '1m': 60_000, '7m': 420_000, '1h': 3_600_000 } as const;
@@ -118,14 +130,14 @@ describe('rollup column version 3', () => {
   it('round-trips any series, tags, resolutions and buckets, bit for bit', () => {
     const window = H + 7 * 3_600_000;
     const arb = fc
-      .uniqueArray(seriesArb, { maxLength: 12, selector: (s) => seriesId(s) })
-      .chain((list) =>
+      .tuple(fc.uniqueArray(seriesArb, { maxLength: 12, selector: (s) => seriesId(s) }), fc.boolean())
+      .chain(([list, decimal]) =>
         fc.tuple(
           ...list.map((s) =>
             fc
               .tuple(
                 ...Object.entries(s.byRes).map(([res, fields]) =>
-                  fc.tuple(...fields.map((f) => bucketsOf(window, RES[res as keyof typeof RES]).map((b) => [f, b] as const))).map((fs) => [res, Object.fromEntries(fs)] as const),
+                  fc.tuple(...fields.map((f) => bucketsOf(window, RES[res as keyof typeof RES], decimal).map((b) => [f, b] as const))).map((fs) => [res, Object.fromEntries(fs)] as const),
                 ),
               )
               .map((rs) => ({ metric: s.metric, tags: s.tags, byRes: Object.fromEntries(rs) })),
@@ -170,6 +182,27 @@ describe('rollup column version 3', () => {
     const c: Content = [{ metric: 'm', tags: {}, byRes: { '1h': { value: [b] } } }];
     expect(Object.keys(decodeSegment(encode(c)).series[1]!.fields)).toContain('value.sumUlps');
     expect(Object.is(decodeRollupObject(encode(c)).series.get(seriesId(c[0]!))!.byRes.get('1h')!.get('value')![0]!.sum, sum)).toBe(true);
+  });
+
+  it('splits decimal values into units against their neighbours, and keeps other values whole', () => {
+    const walk = (n: number, seed: number): Bucket[] =>
+      Array.from({ length: n }, (_, i) => {
+        const c = (x: number) => Math.round(5000 + Math.sin(i + seed) * 3000 + x) / 100;
+        return { start: H + i * 60_000, count: 60, sum: 1, min: c(-150), max: c(220), first: c(0), firstTs: H + i * 60_000, last: c(40), lastTs: H + i * 60_000 + 59_000 };
+      });
+    const c: Content = [
+      { metric: 'm', tags: { s: 'a' }, byRes: { '1m': { value: walk(30, 1), spare: walk(20, 2).filter((_, i) => i % 3 !== 1) } } },
+      { metric: 'm', tags: { s: 'b' }, byRes: { '1m': { value: walk(30, 3) } } },
+      { metric: 'n', tags: {}, byRes: { '1m': { value: [...walk(3, 4), { ...walk(1, 5)[0]!, start: H + 3 * 60_000, min: -0 }] } } },
+    ];
+    const { series } = decodeSegment(encode(c));
+    const group = (metric: string) => series.find((s) => s.metric === metric && parseGroupEntryId(s.id)!.resolution === '1m')!;
+    const names = (metric: string, f: string) => Object.keys(group(metric).fields).filter((k) => k.startsWith(`${f}.`) && !k.includes('sum') && !k.endsWith('At') && !k.endsWith('count')).sort();
+    expect(names('m', 'value')).toEqual(['value.firstStep', 'value.lastUnits', 'value.maxAbove', 'value.minBelow', 'value.valueScale']);
+    expect(names('m', 'spare')).toEqual(['spare.firstStep', 'spare.lastUnits', 'spare.maxAbove', 'spare.minBelow', 'spare.valueScale']);
+    // −0 is no decimal (0 / 100 is +0): that block keeps its values whole, and −0 comes back.
+    expect(names('n', 'value')).toEqual(['value.first', 'value.last', 'value.max', 'value.min']);
+    expect(canon(contentOf(encode(c)))).toBe(canon(byId(c)));
   });
 
   it('tells version 3 objects from version 2 by their entries', () => {

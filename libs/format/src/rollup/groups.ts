@@ -151,8 +151,89 @@ function rowsToColumns(rows: readonly Row[], base: number, ms: number): SeriesCo
       fields[`${f}.${SUM_UNITS}`] = split.units;
       fields[`${f}.${SUM_ULPS}`] = split.ulps;
     }
+    const values = splitValues(fields[SERIES], cols[2]!, cols[3]!, cols[4]!, cols[6]!);
+    if (values) {
+      for (const a of ['min', 'max', 'first', 'last']) delete fields[`${f}.${a}`];
+      for (const [name, col] of Object.entries(values)) fields[`${f}.${name}`] = col;
+    }
   }
   return { ts: rows.map((_, i) => i), fields };
+}
+
+/** Columns of a field's values split at a decimal scale (rollup.md, "Values"). */
+type SplitValues = Record<'valueScale' | 'lastUnits' | 'firstStep' | 'maxAbove' | 'minBelow', FieldValue[]>;
+
+/**
+ * Min, max, first and last of decimal data as integers of 10^-k units, each against what it is
+ * closest to: first against the previous bucket's last (the next sample of a series), max above
+ * and min below the larger and smaller of first and last. A column against its own previous
+ * row, as the decimal codec stores it, spans a whole bucket of a random walk; these span about
+ * one sample (1 Hz sensors: the four columns 139 -> 114 KB of a day). Null when some value is
+ * not exactly a decimal of scale ≤ 12 (−0, NaN, infinities, binary fractions).
+ */
+function splitValues(series: readonly FieldValue[], min: readonly FieldValue[], max: readonly FieldValue[], first: readonly FieldValue[], last: readonly FieldValue[]): SplitValues | null {
+  scales: for (let k = 0; k <= 12; k++) {
+    const p = 10 ** k;
+    const units = (v: FieldValue): number | null => {
+      const m = Math.round((v as number) * p);
+      // −0 passes m / p but not the integer arithmetic below, which gives +0 back.
+      return Number.isSafeInteger(m) && !Object.is(m, -0) && Object.is(m / p, v) ? m : null;
+    };
+    const out: SplitValues = { valueScale: [], lastUnits: [], firstStep: [], maxAbove: [], minBelow: [] };
+    let prevSeries: FieldValue = null;
+    let prevLast = 0;
+    for (let i = 0; i < first.length; i++) {
+      if (first[i] === null) {
+        for (const col of Object.values(out)) col.push(null);
+        continue;
+      }
+      const [lo, hi, f, l] = [units(min[i]!), units(max[i]!), units(first[i]!), units(last[i]!)];
+      if (lo === null || hi === null || f === null || l === null) continue scales;
+      if (series[i] !== prevSeries) prevLast = 0;
+      const row = [k, l, f - prevLast, hi - Math.max(f, l), Math.min(f, l) - lo];
+      if (!row.every(Number.isSafeInteger)) continue scales;
+      out.valueScale.push(k);
+      out.lastUnits.push(row[1]!);
+      out.firstStep.push(row[2]!);
+      out.maxAbove.push(row[3]!);
+      out.minBelow.push(row[4]!);
+      prevSeries = series[i]!;
+      prevLast = l;
+    }
+    return out;
+  }
+  return null;
+}
+
+/** Min, max, first and last of a field: stored whole, or rebuilt from their split columns. */
+function valueColumns(fields: Readonly<Record<string, readonly FieldValue[]>>, series: readonly FieldValue[], f: string, what: string): (readonly FieldValue[] | undefined)[] {
+  const whole = ['min', 'max', 'first', 'last'].map((a) => own(fields, `${f}.${a}`));
+  if (whole.every((c) => c)) return whole;
+  const cols = ['valueScale', 'lastUnits', 'firstStep', 'maxAbove', 'minBelow'].map((a) => own(fields, `${f}.${a}`));
+  if (cols.some((c) => !c)) return [undefined, undefined, undefined, undefined];
+  const [scale, lastUnits, firstStep, maxAbove, minBelow] = cols as (readonly FieldValue[])[];
+  const out = [0, 1, 2, 3].map(() => new Array<FieldValue>(series.length).fill(null));
+  let prevSeries: FieldValue = null;
+  let prevLast = 0;
+  for (let i = 0; i < series.length; i++) {
+    const k = scale![i];
+    if (k === null || k === undefined) continue;
+    const row = [lastUnits![i], firstStep![i], maxAbove![i], minBelow![i]];
+    if (typeof k !== 'number' || !Number.isInteger(k) || k < 0 || k > 22 || !row.every((v) => typeof v === 'number' && Number.isSafeInteger(v))) {
+      throw new CorruptDataError(what, `field ${f}: bucket ${i} has no valid split values`);
+    }
+    const [l, step, above, below] = row as number[];
+    if (series[i] !== prevSeries) prevLast = 0;
+    const fu = step! + prevLast;
+    const p = 10 ** k;
+    out[0]![i] = (Math.min(fu, l!) - below!) / p;
+    out[1]![i] = (Math.max(fu, l!) + above!) / p;
+    out[2]![i] = fu / p;
+    out[3]![i] = l! / p;
+    prevSeries = series[i]!;
+    prevLast = l!;
+  }
+  return out;
 }
 
 const SUM_SCALE = 'sumScale';
@@ -250,7 +331,9 @@ export function bucketsOfGroup(block: SeriesColumns, window: number, resolution:
   const out = new Map<number, Map<string, Bucket[]>>();
   const names = Object.keys(block.fields).filter((k) => k.endsWith('.count')).map((k) => k.slice(0, -'.count'.length));
   const cols = names.map((f) => {
-    const c = AGGS.map((a) => (a === 'sum' ? sumColumn(block.fields, f, what) : own(block.fields, `${f}.${a}`)));
+    const [min, max, first, last] = valueColumns(block.fields, series, f, what);
+    const byAgg = { sum: sumColumn(block.fields, f, what), min, max, first, last };
+    const c = AGGS.map((a) => (Object.hasOwn(byAgg, a) ? byAgg[a as keyof typeof byAgg] : own(block.fields, `${f}.${a}`)));
     if (c.some((x) => !x)) throw new CorruptDataError(what, `field ${f} lacks a bucket column`);
     return c as (readonly FieldValue[])[];
   });
