@@ -15,7 +15,7 @@ import {
   type ShardRef,
   WINDOW_MS,
 } from '@s4/core';
-import { decodeWal, encodeWalRecord, type WalRecord } from '@s4/format';
+import { decodeWal, encodeWalRecord, type WalAppend, type WalRecord } from '@s4/format';
 
 /**
  * A series, held once however many windows hold a log of it (the logs point here), with its
@@ -67,6 +67,7 @@ export class EmbeddedHotTier implements HotTier {
   /** Every series with a log in some window, by id (ids are per namespace-independent hashes; the key disambiguates nothing more). */
   private readonly series = new Map<string, Series>();
   private readonly strings = new Map<string, string>();
+  private readonly keyTexts = new WeakMap<SeriesKey, string>();
   private readonly path: string;
   private file!: FileHandle;
   private fileBytes = 0;
@@ -134,21 +135,15 @@ export class EmbeddedHotTier implements HotTier {
   }
 
   private apply(r: WalRecord): void {
+    if (r.type === 'appends') {
+      for (const e of r.entries) this.applyAppend(this.shard(e), e);
+      return;
+    }
     const s = this.shard(r);
     switch (r.type) {
-      case 'append': {
-        let w = s.windows.get(r.window);
-        if (!w) s.windows.set(r.window, (w = new Map()));
-        let log = w.get(r.id);
-        if (!log) {
-          const series = this.seriesOf(r.id, r.key);
-          series.logs++;
-          w.set(series.id, (log = { series, buf: EMPTY, length: 0 }));
-        }
-        appendTo(log, r.data);
-        this.liveBytes += r.data.length;
+      case 'append':
+        this.applyAppend(s, r);
         break;
-      }
       case 'release': {
         const w = s.windows.get(r.window);
         const log = w?.get(r.id);
@@ -174,6 +169,19 @@ export class EmbeddedHotTier implements HotTier {
         s.fence = Math.max(s.fence, r.value);
         break;
     }
+  }
+
+  private applyAppend(s: ShardState, r: WalAppend): void {
+    let w = s.windows.get(r.window);
+    if (!w) s.windows.set(r.window, (w = new Map()));
+    let log = w.get(r.id);
+    if (!log) {
+      const series = this.seriesOf(r.id, r.key);
+      series.logs++;
+      w.set(series.id, (log = { series, buf: EMPTY, length: 0 }));
+    }
+    appendTo(log, r.data);
+    this.liveBytes += r.data.length;
   }
 
   /** The series of `id`, created from its key's JSON the first time, with its strings interned. */
@@ -217,7 +225,13 @@ export class EmbeddedHotTier implements HotTier {
           await this.writeAll(buf);
           if (this.options.fsync === 'always') await this.file.datasync();
           this.fileBytes += buf.length;
+          let since = performance.now();
           for (const b of batch) {
+            // Each commit is applied whole; between commits, once a slice has run, requests get a turn.
+            if (performance.now() - since >= APPLY_SLICE_MS) {
+              await nextTurn();
+              since = performance.now();
+            }
             b.apply();
             b.resolve();
           }
@@ -315,11 +329,33 @@ export class EmbeddedHotTier implements HotTier {
     this.rewrittenBytes = bytes;
   }
 
+  /**
+   * One `appends` record per COMMIT_APPENDS entries: each is encoded, written and applied as a
+   * unit, and the event loop gets a turn between units, so a write of 40,000 series never holds
+   * the HTTP thread for the whole of it. Resolves once every entry is durable.
+   */
   async append(entries: readonly HotAppend[]): Promise<void> {
     if (entries.length === 0) return;
-    await this.commit(
-      entries.map((e) => ({ type: 'append', ns: e.ref.ns, shard: e.ref.shard, window: e.window, id: e.id, key: keyText(e.key), data: e.data })),
-    );
+    const commits: Promise<void>[] = [];
+    for (let i = 0; i < entries.length; i += COMMIT_APPENDS) {
+      if (i > 0) await nextTurn();
+      const part: WalAppend[] = [];
+      for (let j = i; j < Math.min(entries.length, i + COMMIT_APPENDS); j++) {
+        const e = entries[j]!;
+        part.push({ ns: e.ref.ns, shard: e.ref.shard, window: e.window, id: e.id, key: this.keyText(e.key), data: e.data });
+      }
+      commits.push(this.commit([{ type: 'appends', entries: part }]));
+    }
+    // Every commit is awaited, so a failure of one is not left unhandled while another is pending.
+    const failed = (await Promise.allSettled(commits)).find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  /** A series key's JSON, once per key object (a writer hands the same object for a series every time). */
+  private keyText(key: SeriesKey): string {
+    let text = this.keyTexts.get(key);
+    if (text === undefined) this.keyTexts.set(key, (text = keyText(key)));
+    return text;
   }
 
   async openWindows(ref: ShardRef): Promise<number[]> {
@@ -430,6 +466,17 @@ export class EmbeddedHotTier implements HotTier {
 }
 
 const EMPTY = new Uint8Array(0);
+
+/** Appends per log record and per turn of the event loop (a few milliseconds of encoding or applying). */
+const COMMIT_APPENDS = 4096;
+
+/** How long applying committed appends may hold the event loop before it gets a turn. */
+const APPLY_SLICE_MS = 10;
+
+/** The event loop's next turn: what waits (requests, timers) runs first. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
 
 /** The log's bytes: a view of its buffer (later appends go past its end, or to a new buffer). */
 function flatten(log: Log): Uint8Array {
