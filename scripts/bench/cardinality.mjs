@@ -9,6 +9,7 @@
 //   knobs: BENCH_METRICS (20) BENCH_HOSTS (50000: 1,000,000 active series) BENCH_MINUTES (60)
 //   BENCH_INTERVAL_S (10) BENCH_MODES (embedded; add redis+s3) BENCH_ROUNDS_IN_FLIGHT (2)
 //   BENCH_REPEATS (5) BENCH_WRITE_DOC (1: docs/bench-results/cardinality-latest.json)
+//   BENCH_CPU_PROF (0; 1 = the S4 server runs with --cpu-prof into $BENCH_WORK/prof)
 // Quick try: BENCH_METRICS=5 BENCH_HOSTS=200 BENCH_MINUTES=10 BENCH_WRITE_DOC=0 npm run bench -- cardinality
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { decodeCatalog } from '../../libs/format/dist/index.js';
@@ -222,7 +223,8 @@ async function runS4(mode) {
   const dataDir = join(WORK, `card-${mode}`);
   rmSync(dataDir, { recursive: true, force: true });
   mkdirSync(dataDir, { recursive: true });
-  const child = start(process.execPath, ['--max-old-space-size=12288', join(ROOT, 'apps/api/dist/main.js')], { env: childEnv(s4Env(mode, dataDir)), log: join(WORK, `card-${mode}.log`) });
+  const prof = env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', `--cpu-prof-dir=${join(WORK, 'prof')}`] : [];
+  const child = start(process.execPath, ['--max-old-space-size=12288', ...prof, join(ROOT, 'apps/api/dist/main.js')], { env: childEnv(s4Env(mode, dataDir)), log: join(WORK, `card-${mode}.log`) });
   const base = `http://127.0.0.1:${K.s4Port}`;
   try {
     await Promise.race([waitHttp(`${base}/readyz`, 60_000), child.exitedPromise.then((x) => Promise.reject(new Error(`S4 exited during start: ${JSON.stringify(x)}`)))]);

@@ -72,6 +72,18 @@ export function seriesId(key: SeriesKey): string {
   return createHash('sha256').update(canonicalSeries(key)).digest().toString('hex', 0, 8);
 }
 
+const keyJsonOf = new WeakMap<SeriesKey, string>();
+
+/**
+ * The series key as the hot tiers and the ingest log record it: JSON `{"metric","tags"}`. Made
+ * once per key object (the write path hands the same object for a series on every request).
+ */
+export function keyJson(key: SeriesKey): string {
+  let text = keyJsonOf.get(key);
+  if (text === undefined) keyJsonOf.set(key, (text = JSON.stringify({ metric: key.metric, tags: key.tags })));
+  return text;
+}
+
 /** True when every selector tag is present on the series with the same value. */
 export function tagsMatch(series: Tags, selector: Tags): boolean {
   for (const [k, v] of Object.entries(selector)) if (own(series, k) !== v) return false;

@@ -224,13 +224,23 @@ describe('plainColumns (the hand-written fast path of `series` entries)', () => 
         return { error: e instanceof ValidationError ? e.issues : e instanceof LimitError ? (e as Error).message : e };
       }
     };
+    // Samples of the same series mixed in: rows and columns of one series meet in one group.
+    const sample = fc.record(
+      {
+        metric: fc.constantFrom('m', 'n'),
+        tags: fc.dictionary(fc.constantFrom('k', 'site'), fc.constantFrom('v', 'x'), { maxKeys: 2 }),
+        ts,
+        fields: fc.dictionary(fc.constantFrom('value', 'w', 'x', 'y', 'z'), value, { maxKeys: 5 }),
+      },
+      { requiredKeys: ['metric', 'ts', 'fields'] },
+    );
     const wide = { ...limits, maxSamplesPerRequest: 100 };
     fc.assert(
-      fc.property(fc.array(entry, { minLength: 1, maxLength: 4 }), (series) => {
+      fc.property(fc.array(entry, { minLength: 1, maxLength: 4 }), fc.array(sample, { maxLength: 3 }), (series, samples) => {
         // Each path gets its own copy: adopted arrays may be appended to.
-        const copy = () => structuredClone(series);
-        const fast = outcome(() => parseWrite({ kind: 'json', body: { series: copy() } }, wide, now));
-        const schema = outcome(() => parseWriteBySchema({ kind: 'json', body: { series: copy() } }, wide, now));
+        const body = () => structuredClone(samples.length ? { series, samples } : { series });
+        const fast = outcome(() => parseWrite({ kind: 'json', body: body() }, wide, now));
+        const schema = outcome(() => parseWriteBySchema({ kind: 'json', body: body() }, wide, now));
         expect(fast).toEqual(schema);
       }),
       { numRuns: 5_000 },

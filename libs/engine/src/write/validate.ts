@@ -29,18 +29,32 @@ class Group {
   fields: Record<string, FieldValue[]> = nameMap();
   /** `ts` and `fields` are a request entry's own arrays: copied before anything is appended to them. */
   private adopted = false;
+  /** How many columns `fields` has (kept while rows are added, so a full row needs no padding pass). */
+  private columns = 0;
   constructor(readonly ident: SeriesIdentity) {}
 
+  /** One sample; null values are absent fields (left out). */
   addRow(ts: number, row: Fields): void {
     if (this.adopted) this.copy();
     const n = this.ts.length;
     this.ts.push(ts);
-    for (const [f, v] of Object.entries(row)) {
-      let col = own(this.fields, f);
-      if (!col) this.fields[f] = col = new Array<FieldValue>(n).fill(null);
+    // `fields` has no prototype: a missing name reads undefined, never an inherited member.
+    const fields = this.fields;
+    let filled = 0;
+    let columns = this.columns;
+    for (const f in row) {
+      const v = row[f]!;
+      if (v === null) continue;
+      let col = fields[f];
+      if (!col) {
+        fields[f] = col = new Array<FieldValue>(n).fill(null);
+        columns++;
+      }
       col.push(v);
+      filled++;
     }
-    for (const col of Object.values(this.fields)) if (col.length === n) col.push(null);
+    this.columns = columns;
+    if (filled < columns) for (const f in fields) if (fields[f]!.length === n) fields[f]!.push(null);
   }
 
   /** `fields` is a nameMap the caller built for this call. */
@@ -49,6 +63,7 @@ class Group {
       // The common case, one entry per series: adopt the arrays as they are.
       this.ts = ts;
       this.fields = fields;
+      this.columns = Object.keys(fields).length;
       this.adopted = true;
       return;
     }
@@ -57,7 +72,10 @@ class Group {
     for (const t of ts) this.ts.push(t);
     for (const f in fields) {
       let dst = own(this.fields, f);
-      if (!dst) this.fields[f] = dst = new Array<FieldValue>(n).fill(null);
+      if (!dst) {
+        this.fields[f] = dst = new Array<FieldValue>(n).fill(null);
+        this.columns++;
+      }
       for (const v of fields[f]!) dst.push(v);
     }
     for (const col of Object.values(this.fields)) while (col.length < this.ts.length) col.push(null);
@@ -181,7 +199,9 @@ function* parseSteps(input: WriteBody, limits: WriteLimits, now: number, fast = 
   };
   const add = (where: string, g: Group | null, ts: number, row: Fields) => {
     if (!g) return;
-    const problem = checkFutureTs(ts, limits, now) ?? checkFieldCount(Object.keys(row).length, limits);
+    let present = 0;
+    for (const f in row) if (row[f] !== null) present++;
+    const problem = checkFutureTs(ts, limits, now) ?? checkFieldCount(present, limits);
     if (problem) {
       issues.push({ path: `${where}${problem.path}`, message: problem.message });
       return;
@@ -191,7 +211,7 @@ function* parseSteps(input: WriteBody, limits: WriteLimits, now: number, fast = 
   const addSample = (where: string, raw: unknown) => {
     const plain = fast ? plainSample(raw, limits.maxNestingDepth) : null;
     if (plain) {
-      add(where, groupOf(where, plain.metric, plain.tags), plain.ts, dropNulls(plain.fields));
+      add(where, groupOf(where, plain.metric, plain.tags), plain.ts, plain.fields);
       return;
     }
     const reserved = protoName(raw);
@@ -209,7 +229,7 @@ function* parseSteps(input: WriteBody, limits: WriteLimits, now: number, fast = 
       for (const i of r.error.issues) issues.push({ path: `${where}${i.path.map((p) => `.${String(p)}`).join('')}`, message: i.message });
       return;
     }
-    add(where, groupOf(where, r.data.metric, r.data.tags), r.data.ts, dropNulls(r.data.fields));
+    add(where, groupOf(where, r.data.metric, r.data.tags), r.data.ts, r.data.fields);
   };
   /** A `series` entry the fast path did not take: checked by the schema, every problem named. */
   const addSeriesChecked = (where: string, raw: unknown) => {
@@ -463,11 +483,6 @@ function tooDeep(root: unknown, max: number): string | null {
     else for (const k of Object.keys(v)) stack.push([(v as Record<string, unknown>)[k], depth + 1, `${path}.${k}`]);
   }
   return null;
-}
-
-function dropNulls(fields: Fields): Fields {
-  for (const k of Object.keys(fields)) if (fields[k] === null) delete fields[k];
-  return fields;
 }
 
 function checkSeriesLimits(key: SeriesKey, limits: WriteLimits): ValidationIssue | null {

@@ -14,6 +14,7 @@ import {
   type SeriesKey,
   type ShardRef,
   WINDOW_MS,
+  keyJson,
 } from '@s4/core';
 import { decodeWal, encodeWalRecord, type WalAppend, type WalRecord } from '@s4/format';
 
@@ -67,7 +68,6 @@ export class EmbeddedHotTier implements HotTier {
   /** Every series with a log in some window, by id (ids are per namespace-independent hashes; the key disambiguates nothing more). */
   private readonly series = new Map<string, Series>();
   private readonly strings = new Map<string, string>();
-  private readonly keyTexts = new WeakMap<SeriesKey, string>();
   private readonly path: string;
   private file!: FileHandle;
   private fileBytes = 0;
@@ -303,6 +303,8 @@ export class EmbeddedHotTier implements HotTier {
         bytes += b.length;
         return chunkBytes >= 1 << 20;
       };
+      // Keys made here are not memoised (keyJson would keep a JSON copy alive beside every held series).
+      const keyText = (k: SeriesKey) => JSON.stringify({ metric: k.metric, tags: k.tags });
       for (const [k, s] of this.shards) {
         const [ns, shardText] = splitShardKey(k);
         const shard = Number(shardText);
@@ -342,7 +344,7 @@ export class EmbeddedHotTier implements HotTier {
       const part: WalAppend[] = [];
       for (let j = i; j < Math.min(entries.length, i + COMMIT_APPENDS); j++) {
         const e = entries[j]!;
-        part.push({ ns: e.ref.ns, shard: e.ref.shard, window: e.window, id: e.id, key: this.keyText(e.key), data: e.data });
+        part.push({ ns: e.ref.ns, shard: e.ref.shard, window: e.window, id: e.id, key: keyJson(e.key), data: e.data });
       }
       commits.push(this.commit([{ type: 'appends', entries: part }]));
     }
@@ -351,12 +353,6 @@ export class EmbeddedHotTier implements HotTier {
     if (failed) throw failed.reason;
   }
 
-  /** A series key's JSON, once per key object (a writer hands the same object for a series every time). */
-  private keyText(key: SeriesKey): string {
-    let text = this.keyTexts.get(key);
-    if (text === undefined) this.keyTexts.set(key, (text = keyText(key)));
-    return text;
-  }
 
   async openWindows(ref: ShardRef): Promise<number[]> {
     return [...this.shard(ref).windows.keys()].sort((a, b) => a - b);
@@ -496,11 +492,6 @@ function appendTo(log: Log, data: Uint8Array): void {
   }
   log.buf.set(data, log.length);
   log.length = need;
-}
-
-/** The series key as the log records it (JSON), parsed back on replay. */
-function keyText(key: SeriesKey): string {
-  return JSON.stringify({ metric: key.metric, tags: key.tags });
 }
 
 function splitShardKey(k: string): [string, string] {
