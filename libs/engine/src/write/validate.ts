@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LimitError, SeriesIdentities, ValidationError, nameMap, own, type FieldValue, type SeriesIdentity, type SeriesKey, type Tags, type ValidationIssue } from '@s4/core';
+import { Slices } from '../concurrency.js';
 import type { Fields } from './records.js';
 
 export interface WriteLimits {
@@ -159,20 +160,12 @@ export function parseWriteBySchema(input: WriteBody, limits: WriteLimits, now: n
  */
 export async function parseWriteSliced(input: WriteBody, limits: WriteLimits, now: number, sliceMs: number): Promise<SeriesWrite[]> {
   const steps = parseSteps(input, limits, now);
-  let since = performance.now();
+  const slices = new Slices(sliceMs);
   for (;;) {
     const r = steps.next();
     if (r.done) return r.value;
-    if (performance.now() - since >= sliceMs) {
-      await nextTurn();
-      since = performance.now();
-    }
+    if (slices.due()) await slices.pause();
   }
-}
-
-/** Lets the event loop run what is waiting (I/O callbacks, timers) before going on. */
-export function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** parseWrite as steps: yields every STEP entries so that a caller may pause between them. */

@@ -1,6 +1,7 @@
 import { shardOf, windowStart, type HotAppend, type HotTier, type IngestLog, type ShardRef } from '@s4/core';
 import { RecordEncoder } from '@s4/format';
-import { nextTurn, type SeriesWrite } from './validate.js';
+import { Slices } from '../concurrency.js';
+import type { SeriesWrite } from './validate.js';
 
 /** Series encoded between two looks at the clock. */
 const STEP = 256;
@@ -104,13 +105,10 @@ export class Writer {
    */
   async write(series: readonly SeriesWrite[], sliceMs = Number.POSITIVE_INFINITY): Promise<WriteResult> {
     const steps = this.encodeSteps(series);
-    let since = performance.now();
+    const slices = new Slices(sliceMs);
     let r = steps.next();
     while (!r.done) {
-      if (performance.now() - since >= sliceMs) {
-        await nextTurn();
-        since = performance.now();
-      }
+      if (slices.due()) await slices.pause();
       r = steps.next();
     }
     const { appends, result } = r.value;

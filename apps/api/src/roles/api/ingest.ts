@@ -39,7 +39,7 @@ export class Ingest {
       // thread for its whole length (health checks and small queries waiting behind it).
       const series = await parseWriteSliced(body, this.config.limits, now, SLICE_MS);
       // Namespace limits: backfill, fields, samples/s, series cardinality (429 names the limit).
-      await this.admission.admit(series, now);
+      await this.admission.admit(series, now, SLICE_MS);
       const result = await this.writer.write(series, SLICE_MS);
       metrics.ingestSamples.inc(result.samples);
       metrics.ingestRequests.inc({ outcome: 'ok' });
