@@ -105,8 +105,8 @@ export interface SeriesIdentity {
  * generations of `perGeneration` entries; when the newer fills it becomes the older and the
  * oldest is dropped, so series still written survive (a hit in the older moves up).
  * About 360 bytes an entry with a 2-tag key (measured: raw key, identity, key object, tags and
- * their strings), so at most 2 × 65,536 entries cost ≤ ~47 MB; a working set of up to 65,536
- * series always hits.
+ * their strings), ~480 with the key's JSON that `keyJson` keeps while the key lives, so at most
+ * 2 × 65,536 entries cost ≤ ~63 MB; a working set of up to 65,536 series always hits.
  */
 export class SeriesIdentities {
   private current = new Map<string, SeriesIdentity>();

@@ -129,7 +129,7 @@ const MAX_ISSUES = 100;
 /** Entries parsed between two looks at the clock (parseWriteSliced). */
 const STEP = 256;
 
-/** Series identities of this process (see SeriesIdentities: about 360 bytes a series, at most 131,072 series). */
+/** Series identities of this process (see SeriesIdentities: about 480 bytes a series with its key's JSON, at most 131,072 series). */
 const identities = new SeriesIdentities();
 
 /**
