@@ -9,6 +9,7 @@
 //   knobs: BENCH_METRICS (20) BENCH_HOSTS (50000: 1,000,000 active series) BENCH_MINUTES (60)
 //   BENCH_INTERVAL_S (10) BENCH_MODES (embedded; add redis+s3) BENCH_ROUNDS_IN_FLIGHT (2)
 //   BENCH_REPEATS (5) BENCH_WRITE_DOC (1: docs/bench-results/cardinality-latest.json)
+//   BENCH_CPU_PROF (0; 1 = the S4 server runs with --cpu-prof into $BENCH_WORK/prof)
 // Quick try: BENCH_METRICS=5 BENCH_HOSTS=200 BENCH_MINUTES=10 BENCH_WRITE_DOC=0 npm run bench -- cardinality
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { decodeCatalog } from '../../libs/format/dist/index.js';
@@ -93,16 +94,24 @@ function probe(base, single, isS4) {
       const a = performance.now();
       let ready = NaN;
       let query = NaN;
+      let live = NaN;
       try {
+        // /healthz answers from the event loop alone; /readyz also waits on the stores (the
+        // embedded object store's check queues behind the libuv thread pool's file writes).
+        if (isS4) {
+          const h = await request(`${base}/healthz`, { agent: http, timeoutMs: 30_000 });
+          if (h.status === 200) live = performance.now() - a;
+        }
+        const a2 = performance.now();
         const r = await request(`${base}${isS4 ? '/readyz' : '/health'}`, { agent: http, timeoutMs: 30_000 });
-        if (r.status === 200) ready = performance.now() - a;
+        if (r.status === 200) ready = performance.now() - a2;
         const b = performance.now();
         const q = await request(`${base}${single}`, { agent: http, timeoutMs: 30_000 });
         if (q.status === 200) query = performance.now() - b;
       } catch {
         // counted as missing
       }
-      samples.push({ t, ready, query });
+      samples.push({ t, ready, query, live });
       await new Promise((r) => setTimeout(r, 250));
     }
   })();
@@ -222,7 +231,8 @@ async function runS4(mode) {
   const dataDir = join(WORK, `card-${mode}`);
   rmSync(dataDir, { recursive: true, force: true });
   mkdirSync(dataDir, { recursive: true });
-  const child = start(process.execPath, ['--max-old-space-size=12288', join(ROOT, 'apps/api/dist/main.js')], { env: childEnv(s4Env(mode, dataDir)), log: join(WORK, `card-${mode}.log`) });
+  const prof = env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', `--cpu-prof-dir=${join(WORK, 'prof')}`] : [];
+  const child = start(process.execPath, ['--max-old-space-size=12288', ...prof, join(ROOT, 'apps/api/dist/main.js')], { env: childEnv(s4Env(mode, dataDir)), log: join(WORK, `card-${mode}.log`) });
   const base = `http://127.0.0.1:${K.s4Port}`;
   try {
     await Promise.race([waitHttp(`${base}/readyz`, 60_000), child.exitedPromise.then((x) => Promise.reject(new Error(`S4 exited during start: ${JSON.stringify(x)}`)))]);
@@ -261,7 +271,14 @@ async function runS4(mode) {
     const flushSum = /s4_flush_seconds_sum ([\d.e+-]+)/.exec(metrics)?.[1];
     return {
       ingest: ing,
-      duringIngest: { readyzP99Ms: p(during.map((s) => s.ready), 0.99), queryP99Ms: p(during.map((s) => s.query), 0.99), readyzMaxMs: p(during.map((s) => s.ready), 1), probes: during.length },
+      duringIngest: {
+        readyzP99Ms: p(during.map((s) => s.ready), 0.99),
+        queryP99Ms: p(during.map((s) => s.query), 0.99),
+        readyzMaxMs: p(during.map((s) => s.ready), 1),
+        healthzP99Ms: p(during.map((s) => s.live), 0.99),
+        healthzMedianMs: p(during.map((s) => s.live), 0.5),
+        probes: during.length,
+      },
       finalFlush: { seconds: +flushS.toFixed(1), readyzP99Ms: p(flushProbe.map((s) => s.ready), 0.99), queryP99Ms: p(flushProbe.map((s) => s.query), 0.99), probes: flushProbe.length },
       compact: { seconds: +compactS.toFixed(1), readyzP99Ms: p(compactProbe.map((s) => s.ready), 0.99), queryP99Ms: p(compactProbe.map((s) => s.query), 0.99), stats: compact },
       rollupSeconds: +rollupS.toFixed(1),

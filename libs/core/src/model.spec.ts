@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalSeries, seriesId, tagsMatch } from './model.js';
+import fc from 'fast-check';
+import { SeriesIdentities, canonicalSeries, seriesId, tagsMatch } from './model.js';
 import { shardOf } from './shard.js';
 import { windowsOverlapping } from './time.js';
 
@@ -34,5 +35,26 @@ describe('series identity', () => {
     expect(windowsOverlapping(0, h)).toEqual([0]);
     expect(windowsOverlapping(h - 1, h + 1)).toEqual([0, h]);
     expect(windowsOverlapping(5, 5)).toEqual([]);
+  });
+});
+
+describe('SeriesIdentities', () => {
+  it('gives each tag set its own id, the id seriesId gives, whatever the values hold and in any tag order', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.constantFrom('m', 'n'), fc.dictionary(fc.constantFrom('a', 'b', 'c'), fc.string({ unit: 'binary', maxLength: 6 }), { maxKeys: 3 })), { maxLength: 20 }), (keys) => {
+        const ids = new SeriesIdentities(4);
+        for (const [metric, tags] of keys) {
+          const got = ids.of(metric, tags);
+          expect(got.id).toBe(seriesId({ metric, tags }));
+          expect(got.key).toEqual({ metric, tags });
+          expect(got.tagCount).toBe(Object.keys(tags).length);
+          expect(got.longestTagValue).toBe(Math.max(0, ...Object.values(tags).map((v) => v.length)));
+        }
+      }),
+    );
+    // Values with the separators inside: still two series.
+    const ids = new SeriesIdentities();
+    expect(ids.of('m', { a: 'x\u00001\u0000b' }).id).not.toBe(ids.of('m', { a: 'x', b: 'b' }).id);
+    expect(ids.of('m', { b: '2', a: '1' }).id).toBe(ids.of('m', { a: '1', b: '2' }).id);
   });
 });

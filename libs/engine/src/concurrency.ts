@@ -18,3 +18,26 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (it
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return out;
 }
+
+/** The event loop's next turn: I/O callbacks and timers that wait (requests, health checks) run first. */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * Time slices for long loops on the HTTP thread: `if (slices.due()) await slices.pause();` gives the
+ * event loop a turn once `ms` have run since the last one.
+ */
+export class Slices {
+  private since = performance.now();
+  constructor(private readonly ms: number) {}
+
+  due(): boolean {
+    return performance.now() - this.since >= this.ms;
+  }
+
+  async pause(): Promise<void> {
+    await nextTurn();
+    this.since = performance.now();
+  }
+}

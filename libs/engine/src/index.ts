@@ -15,7 +15,7 @@ export { PeriodicWorker } from './periodic.js';
 export { AGGS, aggColumn, bucketize, mergeBuckets, type Agg, type Bucket } from './rollup/buckets.js';
 export { ROLLUP_DEFAULTS, RollupBuilder, type RollupBuilderOptions, type RollupStats } from './rollup/rollup-builder.js';
 export { MIN_REDUCTION, ROLLUP_RESOLUTIONS, type Resolution } from './rollup/resolutions.js';
-export { parseWrite, type SeriesWrite, type WriteBody, type WriteLimits } from './write/validate.js';
+export { parseWrite, parseWriteSliced, plainColumns, type SeriesWrite, type WriteBody, type WriteLimits } from './write/validate.js';
 export { Writer, type WriteResult, type WriterOptions } from './write/writer.js';
 export { Compactor, COMPACT_DEFAULTS, type CompactStats, type CompactorOptions } from './compact/compactor.js';
 export { HealthReader, type ShardHealth, type ShardHealthOptions } from './health/shard-health.js';

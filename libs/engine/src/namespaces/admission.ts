@@ -1,4 +1,5 @@
 import { ACTIVE_SERIES_MS, LimitError, type CardinalityLimit, type CardinalityStore, type NamespacePolicy, type NamespaceSet, type SeriesRef } from '@s4/core';
+import { Slices } from '../concurrency.js';
 import type { SeriesWrite } from '../write/validate.js';
 
 export interface AdmissionOptions {
@@ -41,8 +42,13 @@ export class Admission {
     this.maxKnown = options.maxKnown ?? 1_000_000;
   }
 
-  /** Throws LimitError (400 or 429) naming the limit, the namespace and the metric; records nothing then. */
-  async admit(series: readonly SeriesWrite[], now: number): Promise<void> {
+  /**
+   * Throws LimitError (400 or 429) naming the limit, the namespace and the metric; records nothing
+   * then. The per-series loops give the event loop a turn every `sliceMs` (a request may hold
+   * 40,000 series).
+   */
+  async admit(series: readonly SeriesWrite[], now: number, sliceMs = Number.POSITIVE_INFINITY): Promise<void> {
+    const slices = new Slices(sliceMs);
     const set = this.policies();
     // A reload may move metrics to another namespace: re-register their series there.
     if (this.knownFor !== set) {
@@ -50,8 +56,13 @@ export class Admission {
       this.knownFor = set;
     }
     const byNs = new Map<string, { policy: NamespacePolicy; check: SeriesRef[]; samples: number; metrics: Map<string, number> }>();
-    for (const s of series) {
-      const policy = set.resolve(s.key.metric);
+    // The policy of each metric once per request, not per series.
+    const policies = new Map<string, NamespacePolicy>();
+    for (let i = 0; i < series.length; i++) {
+      if ((i & 255) === 255 && slices.due()) await slices.pause();
+      const s = series[i]!;
+      let policy = policies.get(s.key.metric);
+      if (!policy) policies.set(s.key.metric, (policy = set.resolve(s.key.metric)));
       let g = byNs.get(policy.name);
       if (!g) byNs.set(policy.name, (g = { policy, check: [], samples: 0, metrics: new Map() }));
       checkSamples(policy, s, now);
@@ -71,7 +82,11 @@ export class Admission {
       }
     }
     if (this.known.size >= this.maxKnown) this.known.clear();
-    for (const g of byNs.values()) for (const r of g.check) this.known.set(r.id, now);
+    for (const g of byNs.values())
+      for (let i = 0; i < g.check.length; i++) {
+        if ((i & 255) === 255 && slices.due()) await slices.pause();
+        this.known.set(g.check[i]!.id, now);
+      }
     for (const [ns, g] of byNs) {
       let m = this.pending.get(ns);
       if (!m) this.pending.set(ns, (m = new Map<string, number>()));

@@ -188,3 +188,71 @@ describe('plainSample (the hand-written fast path)', () => {
     );
   });
 });
+
+describe('plainColumns (the hand-written fast path of `series` entries)', () => {
+  it('answers every request as the schema path does: the same series, columns and errors', async () => {
+    const fc = (await import('fast-check')).default;
+    const { parseWriteBySchema } = await import('./validate.js');
+    const name = fc.constantFrom('m', 'cpu', 'value', '', 'a\u0001', '\ud800', 'x'.repeat(257), 'constructor');
+    const odd = fc.constantFrom<unknown>('\ud800', Float64Array.of(1), new Date(0), undefined, [[[[[1]]]]], JSON.parse('{"__proto__": 1}'), Object.create(null) as object);
+    const value = fc.oneof({ weight: 8, arbitrary: fc.double() }, fc.boolean(), fc.constant(null), fc.string(), fc.constant({ a: [1, { b: 'x' }] }), odd);
+    const ts = fc.oneof({ weight: 8, arbitrary: fc.integer({ min: 0, max: now + 2000 }) }, fc.constantFrom<unknown>(-1, 1.5, '5', 2 ** 53, Number.NaN, null));
+    const entry = fc.integer({ min: 0, max: 3 }).chain((n) =>
+      fc.record(
+        {
+          metric: fc.oneof({ weight: 5, arbitrary: fc.constantFrom('m', 'n') }, name, fc.constant(7)),
+          tags: fc.oneof(
+            { weight: 4, arbitrary: fc.dictionary(fc.constantFrom('k', 'site'), fc.constantFrom('v', 'x', '123456789'), { maxKeys: 2 }) },
+            fc.dictionary(name, name, { maxKeys: 3 }),
+            fc.constant(null),
+          ),
+          ts: fc.oneof({ weight: 6, arbitrary: fc.array(ts, { minLength: n, maxLength: n }) }, fc.constant(Float64Array.of(1, 2).subarray(0, n)), fc.array(ts, { maxLength: 3 })),
+          fields: fc.dictionary(
+            fc.oneof({ weight: 5, arbitrary: fc.constantFrom('value', 'w', 'x', 'y') }, name),
+            fc.oneof({ weight: 6, arbitrary: fc.array(value, { minLength: n, maxLength: n }) }, fc.array(value, { maxLength: 3 }), fc.constant(Float64Array.of(0.5, Number.NaN).subarray(0, n))),
+            { maxKeys: 4 },
+          ),
+          extra: fc.integer(),
+        },
+        { requiredKeys: ['metric', 'ts', 'fields'] },
+      ),
+    );
+    const outcome = (f: () => unknown) => {
+      try {
+        return { ok: f() };
+      } catch (e) {
+        return { error: e instanceof ValidationError ? e.issues : e instanceof LimitError ? (e as Error).message : e };
+      }
+    };
+    // Samples of the same series mixed in: rows and columns of one series meet in one group.
+    const sample = fc.record(
+      {
+        metric: fc.constantFrom('m', 'n'),
+        tags: fc.dictionary(fc.constantFrom('k', 'site'), fc.constantFrom('v', 'x'), { maxKeys: 2 }),
+        ts,
+        fields: fc.dictionary(fc.constantFrom('value', 'w', 'x', 'y', 'z'), value, { maxKeys: 5 }),
+      },
+      { requiredKeys: ['metric', 'ts', 'fields'] },
+    );
+    const wide = { ...limits, maxSamplesPerRequest: 100 };
+    fc.assert(
+      fc.property(fc.array(entry, { minLength: 1, maxLength: 4 }), fc.array(sample, { maxLength: 3 }), (series, samples) => {
+        // Each path gets its own copy: adopted arrays may be appended to.
+        const body = () => structuredClone(samples.length ? { series, samples } : { series });
+        const fast = outcome(() => parseWrite({ kind: 'json', body: body() }, wide, now));
+        const schema = outcome(() => parseWriteBySchema({ kind: 'json', body: body() }, wide, now));
+        expect(fast).toEqual(schema);
+      }),
+      { numRuns: 5_000 },
+    );
+  });
+
+  it('appends to an array two entries share without touching the request', () => {
+    const t = [1];
+    const v = [0.5];
+    const out = json({ series: [{ metric: 'm', ts: t, fields: { v } }, { metric: 'm', ts: t, fields: { v } }] });
+    expect(out[0]!.ts).toEqual([1, 1]);
+    expect(out[0]!.fields.v).toEqual([0.5, 0.5]);
+    expect(t).toEqual([1]);
+  });
+});

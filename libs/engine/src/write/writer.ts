@@ -1,6 +1,10 @@
-import { shardOf, windowStart, type HotAppend, type HotTier, type IngestLog } from '@s4/core';
+import { shardOf, windowStart, type HotAppend, type HotTier, type IngestLog, type ShardRef } from '@s4/core';
 import { RecordEncoder } from '@s4/format';
+import { Slices } from '../concurrency.js';
 import type { SeriesWrite } from './validate.js';
+
+/** Series encoded between two looks at the clock. */
+const STEP = 256;
 
 export interface WriterOptions {
   readonly ns: string;
@@ -32,16 +36,47 @@ export class Writer {
   ) {}
 
   encode(series: readonly SeriesWrite[]): { appends: HotAppend[]; result: WriteResult } {
+    const steps = this.encodeSteps(series);
+    for (;;) {
+      const r = steps.next();
+      if (r.done) return r.value;
+    }
+  }
+
+  /** `encode` as steps (a yield every STEP series), so that `write` can give the event loop a turn between them. */
+  private *encodeSteps(series: readonly SeriesWrite[]): Generator<void, { appends: HotAppend[]; result: WriteResult }> {
     const appends: HotAppend[] = [];
     let samples = 0;
     let bytes = 0;
     const { route } = this.options;
+    // Per request, not per series: the namespace of each metric, one ShardRef per shard, one encoder (one buffer) per record limit.
+    const routes = new Map<string, { readonly ns: string; readonly shards: number; readonly maxRecordBytes: number }>();
+    const refs = new Map<string, ShardRef[]>();
     const encoders = new Map<number, RecordEncoder>();
-    for (const s of series) {
-      const { ns, shards, maxRecordBytes } = route ? route(s.key.metric) : this.options;
-      const ref = { ns, shard: shardOf(s.id, shards) };
+    for (let i = 0; i < series.length; i++) {
+      if ((i & (STEP - 1)) === STEP - 1) yield;
+      const s = series[i]!;
+      let r: { readonly ns: string; readonly shards: number; readonly maxRecordBytes: number } | undefined = this.options;
+      if (route) {
+        r = routes.get(s.key.metric);
+        if (!r) routes.set(s.key.metric, (r = route(s.key.metric)));
+      }
+      const { ns, shards, maxRecordBytes } = r;
+      const shard = shardOf(s.id, shards);
+      let nsRefs = refs.get(ns);
+      if (!nsRefs) refs.set(ns, (nsRefs = []));
+      const ref = (nsRefs[shard] ??= { ns, shard });
       let enc = encoders.get(maxRecordBytes);
       if (!enc) encoders.set(maxRecordBytes, (enc = new RecordEncoder(maxRecordBytes)));
+      samples += s.ts.length;
+      if (s.ts.length === 1) {
+        // The scrape shape: one sample per series per request.
+        enc.recordOf(s.ts[0]!, s.fields, 0, s.key.metric);
+        const data = enc.take();
+        bytes += data.length;
+        appends.push({ ref, window: windowStart(s.ts[0]!), id: s.id, key: s.key, data });
+        continue;
+      }
       const names = Object.keys(s.fields);
       const keys = enc.keysOf(names);
       const columns = names.map((f) => s.fields[f]!);
@@ -58,14 +93,25 @@ export class Writer {
         bytes += data.length;
         appends.push({ ref, window, id: s.id, key: s.key, data });
       }
-      samples += s.ts.length;
     }
     return { appends, result: { samples, series: series.length, bytes, queued: this.log !== null } };
   }
 
-  /** Resolves once every sample is durable in the hot tier, or in the ingest log when there is one. */
-  async write(series: readonly SeriesWrite[]): Promise<WriteResult> {
-    const { appends, result } = this.encode(series);
+  /**
+   * Resolves once every sample is durable in the hot tier, or in the ingest log when there is one.
+   * Encoding gives the event loop a turn whenever a slice has run `sliceMs` (a request of 40,000
+   * series must not stall the HTTP thread); every record is still encoded, and size-checked,
+   * before the first byte is written.
+   */
+  async write(series: readonly SeriesWrite[], sliceMs = Number.POSITIVE_INFINITY): Promise<WriteResult> {
+    const steps = this.encodeSteps(series);
+    const slices = new Slices(sliceMs);
+    let r = steps.next();
+    while (!r.done) {
+      if (slices.due()) await slices.pause();
+      r = steps.next();
+    }
+    const { appends, result } = r.value;
     if (this.log) await this.log.publish(appends);
     else await this.hot.append(appends);
     return result;

@@ -16,6 +16,7 @@ import {
   encodeWalRecord,
   type Catalog,
   type SegmentInput,
+  type WalAppend,
   type WalRecord,
 } from '../index.js';
 import { canon, ordered, parseExact, stringifyExact } from '../testing/exact-json.js';
@@ -142,17 +143,47 @@ export const WAL_V1: WalRecord[] = [
   { type: 'generation', ns: 'golden', shard: 3, value: 2 ** 53 - 1 },
 ];
 
+/**
+ * Version 2 adds the `appends` record (one frame for the appends of a commit); a v2 log may hold
+ * v1 records too (a log written by the previous version, then appended to).
+ */
+const WAL_V2: WalRecord[] = [
+  WAL_V1[0]!,
+  {
+    type: 'appends',
+    entries: [
+      { ns: 'golden', shard: 3, window: H, id: '7f3a0c1d2e4b5a69', key: JSON.stringify({ metric: 'cpu', tags: { host: 'a' } }), data: new Uint8Array([0x92, 0x01, 0x80]) },
+      { ns: 'ns-ü-😀', shard: 9999, window: -3_600_000, id: 'ffff000000000000', key: JSON.stringify({ metric: 'édge', tags: { 'dévice': '日本語' } }), data: new Uint8Array(0) },
+      { ns: 'golden', shard: 0, window: 0, id: '0000000000000001', key: JSON.stringify({ metric: 'm', tags: {} }), data: new Uint8Array([0x92, 0x02, 0x81, 0xa1, 0x76, 0xc3]) },
+    ],
+  },
+  { type: 'appends', entries: [] },
+  WAL_V1[WAL_V1.length - 1]!,
+];
+
 /** WAL records as JSON: the opaque log bytes of an append as hex. */
-type WalJson = (Exclude<WalRecord, { type: 'append' }> | (Omit<Extract<WalRecord, { type: 'append' }>, 'data'> & { data: string }))[];
+type WalAppendJson = Omit<WalAppend, 'data'> & { data: string };
+type WalJson = (Exclude<WalRecord, { type: 'append' } | { type: 'appends' }> | ({ type: 'append' } & WalAppendJson) | { type: 'appends'; entries: WalAppendJson[] })[];
+
+const hex = (d: Uint8Array) => Buffer.from(d).toString('hex');
+const unhex = (d: string) => new Uint8Array(Buffer.from(d, 'hex'));
+
+function walRecordsToJson(records: readonly WalRecord[]): WalJson {
+  return records.map((r) => (r.type === 'append' ? { ...r, data: hex(r.data) } : r.type === 'appends' ? { type: 'appends', entries: r.entries.map((e) => ({ ...e, data: hex(e.data) })) } : r));
+}
 
 function walToJson(bytes: Uint8Array): WalJson {
   const { records, validBytes } = decodeWal(bytes);
   if (validBytes !== bytes.length) throw new Error(`the golden WAL has a torn tail at byte ${validBytes}`);
-  return records.map((r) => (r.type === 'append' ? { ...r, data: Buffer.from(r.data).toString('hex') } : r));
+  return walRecordsToJson(records);
 }
 
 function walFromJson(json: WalJson): Uint8Array {
-  return Buffer.concat(json.map((r) => encodeWalRecord(r.type === 'append' ? { ...r, data: new Uint8Array(Buffer.from(r.data, 'hex')) } : r)));
+  return Buffer.concat(
+    json.map((r) =>
+      encodeWalRecord(r.type === 'append' ? { ...r, data: unhex(r.data) } : r.type === 'appends' ? { type: 'appends', entries: r.entries.map((e) => ({ ...e, data: unhex(e.data) })) } : r),
+    ),
+  );
 }
 
 const golden = [
@@ -189,7 +220,14 @@ const golden = [
   {
     name: 'wal-v1',
     ext: 'wal',
-    encode: () => walFromJson(WAL_V1.map((r) => (r.type === 'append' ? { ...r, data: Buffer.from(r.data).toString('hex') } : r))),
+    encode: () => walFromJson(walRecordsToJson(WAL_V1)),
+    decode: walToJson,
+    reencode: walFromJson,
+  },
+  {
+    name: 'wal-v2',
+    ext: 'wal',
+    encode: () => walFromJson(walRecordsToJson(WAL_V2)),
     decode: walToJson,
     reencode: walFromJson,
   },

@@ -21,34 +21,68 @@ export class RecordEncoder {
   private buf = new Uint8Array(64 * 1024);
   private view = new DataView(this.buf.buffer);
   private pos = 0;
+  /** Where the bytes not yet taken start. */
+  private mark = 0;
   private readonly keys = new Map<string, Uint8Array>();
 
   constructor(private readonly maxRecordBytes: number) {}
 
   private ensure(n: number): void {
     if (this.pos + n <= this.buf.length) return;
-    const next = new Uint8Array(Math.max(this.buf.length * 2, this.pos + n));
-    next.set(this.buf.subarray(0, this.pos));
+    // Only the bytes not yet taken move: views handed out keep the old buffer, never written again.
+    const pending = this.pos - this.mark;
+    const next = new Uint8Array(Math.max(this.buf.length * 2, pending + n));
+    next.set(this.buf.subarray(this.mark, this.pos));
     this.buf = next;
     this.view = new DataView(next.buffer);
+    this.pos = pending;
+    this.mark = 0;
+  }
+
+  private keyOf(name: string): Uint8Array {
+    let k = this.keys.get(name);
+    if (!k) this.keys.set(name, (k = new Uint8Array(msgpack.pack(name))));
+    return k;
   }
 
   /** The MessagePack bytes of each field name, computed once per encoder. */
   keysOf(names: readonly string[]): Uint8Array[] {
-    return names.map((name) => {
-      let k = this.keys.get(name);
-      if (!k) this.keys.set(name, (k = new Uint8Array(msgpack.pack(name))));
-      return k;
-    });
+    return names.map((name) => this.keyOf(name));
+  }
+
+  /** `record` for sample `i` of a map of columns (no arrays of names and keys built per series). */
+  recordOf(ts: number, fields: Readonly<Record<string, readonly FieldValue[]>>, i: number, where: string): void {
+    const start = this.pos - this.mark;
+    let present = 0;
+    for (const f in fields) {
+      const v = fields[f]![i];
+      if (v !== null && v !== undefined) present++;
+    }
+    this.header(ts, present);
+    for (const f in fields) {
+      const v = fields[f]![i];
+      if (v !== null && v !== undefined) this.field(this.keyOf(f), v);
+    }
+    this.check(start, ts, where);
   }
 
   /** Append the record of sample `i` of the columns; throws LimitError when it is too large. */
   record(ts: number, keys: readonly Uint8Array[], columns: readonly (readonly FieldValue[])[], i: number, where: string): void {
-    const start = this.pos;
+    const start = this.pos - this.mark;
     let present = 0;
     for (const col of columns) if (col[i] !== null && col[i] !== undefined) present++;
+    this.header(ts, present);
+    for (let c = 0; c < columns.length; c++) {
+      const v = columns[c]![i];
+      if (v !== null && v !== undefined) this.field(keys[c]!, v);
+    }
+    this.check(start, ts, where);
+  }
+
+  /** `[ts, {` with room for `present` fields. */
+  private header(ts: number, present: number): void {
     this.ensure(16);
-    let b = this.buf;
+    const b = this.buf;
     b[this.pos++] = 0x92;
     b[this.pos++] = 0xcb;
     this.view.setFloat64(this.pos, ts);
@@ -59,35 +93,37 @@ export class RecordEncoder {
       this.view.setUint16(this.pos, present);
       this.pos += 2;
     }
-    for (let c = 0; c < columns.length; c++) {
-      const v = columns[c]![i];
-      if (v === null || v === undefined) continue;
-      const k = keys[c]!;
-      this.ensure(k.length + 9);
-      b = this.buf;
-      let p = this.pos;
-      for (let j = 0; j < k.length; j++) b[p++] = k[j]!;
-      if (typeof v === 'number') {
-        if (Number.isInteger(v) && v >= -0x80000000 && v <= 0x7fffffff && !(v === 0 && 1 / v < 0)) {
-          b[p++] = 0xd2;
-          this.view.setInt32(p, v);
-          p += 4;
-        } else {
-          b[p++] = 0xcb;
-          this.view.setFloat64(p, v);
-          p += 8;
-        }
-        this.pos = p;
+  }
+
+  private field(k: Uint8Array, v: FieldValue): void {
+    this.ensure(k.length + 9);
+    const b = this.buf;
+    let p = this.pos;
+    for (let j = 0; j < k.length; j++) b[p++] = k[j]!;
+    if (typeof v === 'number') {
+      if (Number.isInteger(v) && v >= -0x80000000 && v <= 0x7fffffff && !(v === 0 && 1 / v < 0)) {
+        b[p++] = 0xd2;
+        this.view.setInt32(p, v);
+        p += 4;
       } else {
-        this.pos = p;
-        const packed = msgpack.pack(v);
-        this.ensure(packed.length);
-        this.buf.set(packed, this.pos);
-        this.pos += packed.length;
+        b[p++] = 0xcb;
+        this.view.setFloat64(p, v);
+        p += 8;
       }
+      this.pos = p;
+    } else {
+      this.pos = p;
+      const packed = msgpack.pack(v);
+      this.ensure(packed.length);
+      this.buf.set(packed, this.pos);
+      this.pos += packed.length;
     }
-    if (this.pos - start > this.maxRecordBytes)
-      throw new LimitError('S4_MAX_RECORD_BYTES', this.maxRecordBytes, `record of ${where} at ts ${ts} is ${this.pos - start} bytes`, 413);
+  }
+
+  private check(start: number, ts: number, where: string): void {
+    // `start` counts from the mark, because `ensure` may move the pending bytes.
+    const size = this.pos - this.mark - start;
+    if (size > this.maxRecordBytes) throw new LimitError('S4_MAX_RECORD_BYTES', this.maxRecordBytes, `record of ${where} at ts ${ts} is ${size} bytes`, 413);
   }
 
   /**
@@ -116,10 +152,13 @@ export class RecordEncoder {
     return true;
   }
 
-  /** The records written since the last take, as their own bytes. */
+  /**
+   * The records written since the last take: a view that stays as it is (the encoder never
+   * writes those bytes again), so the appends of a request share one buffer instead of a copy each.
+   */
   take(): Uint8Array {
-    const out = this.buf.slice(0, this.pos);
-    this.pos = 0;
+    const out = this.buf.subarray(this.mark, this.pos);
+    this.mark = this.pos;
     return out;
   }
 }

@@ -1,4 +1,4 @@
-import { CorruptDataError, type HotAppend, type SeriesKey } from '@s4/core';
+import { CorruptDataError, keyJson, type HotAppend, type SeriesKey } from '@s4/core';
 import { decodeWal, encodeWalRecord } from '../wal/wal.js';
 
 /**
@@ -17,7 +17,7 @@ export function encodeIngestMessage(appends: readonly HotAppend[]): Buffer {
 
 /** One append as its framed record: callers that pack messages up to a size measure these. */
 export function encodeIngestAppend(a: HotAppend): Buffer {
-  return encodeWalRecord({ type: 'append', ns: a.ref.ns, shard: a.ref.shard, window: a.window, id: a.id, key: JSON.stringify({ metric: a.key.metric, tags: a.key.tags }), data: a.data });
+  return encodeWalRecord({ type: 'append', ns: a.ref.ns, shard: a.ref.shard, window: a.window, id: a.id, key: keyJson(a.key), data: a.data });
 }
 
 /** The appends of a message; a torn or foreign value is corrupt (the log never tears a message). */

@@ -2,7 +2,7 @@ import { crc32 } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CorruptDataError } from '@s4/core';
-import { WAL_HEADER_BYTES, decodeWal, encodeWalRecord, type WalRecord } from './wal.js';
+import { WAL_HEADER_BYTES, decodeWal, encodeWalAppends, encodeWalRecord, type WalRecord } from './wal.js';
 
 // Strings are stored as UTF-8: a lone surrogate cannot be, so it reads back as U+FFFD.
 const str = fc.string({ unit: 'binary', maxLength: 24 });
@@ -10,14 +10,17 @@ const wellFormed = (s: string) => Buffer.from(s, 'utf8').toString('utf8');
 const u32 = fc.nat({ max: 0xffff_ffff });
 const f64 = fc.double();
 
+const append = fc.record({ ns: fc.oneof(str, fc.constantFrom('a', 'b')), shard: u32, window: f64, id: str, key: str, data: fc.uint8Array({ maxLength: 200 }) });
 const record: fc.Arbitrary<WalRecord> = fc.oneof(
-  fc.record({ type: fc.constant('append' as const), ns: str, shard: u32, window: f64, id: str, key: str, data: fc.uint8Array({ maxLength: 200 }) }),
+  append.map((a) => ({ type: 'append' as const, ...a })),
+  fc.record({ type: fc.constant('appends' as const), entries: fc.array(append, { maxLength: 6 }) }),
   fc.record({ type: fc.constant('release' as const), ns: str, shard: u32, window: f64, id: str, length: f64 }),
   fc.record({ type: fc.constant('generation' as const), ns: str, shard: u32, value: f64 }),
   fc.record({ type: fc.constant('fence' as const), ns: str, shard: u32, value: f64 }),
 );
 
 const normalized = (r: WalRecord): WalRecord => {
+  if (r.type === 'appends') return { type: 'appends', entries: r.entries.map((e) => ({ ...e, ns: wellFormed(e.ns), id: wellFormed(e.id), key: wellFormed(e.key) })) };
   const out = { ...r, ns: wellFormed(r.ns) };
   if ('id' in out) out.id = wellFormed(out.id);
   if ('key' in out) out.key = wellFormed(out.key);
@@ -85,6 +88,26 @@ describe('embedded hot-tier log (WAL)', () => {
   it('refuses what a u32 cannot hold instead of wrapping it', () => {
     expect(() => encodeWalRecord({ type: 'fence', ns: 'n', shard: -1, value: 1 })).toThrow(RangeError);
     expect(() => encodeWalRecord({ type: 'fence', ns: 'n', shard: 2 ** 32, value: 1 })).toThrow(RangeError);
+  });
+
+  it('reads an appends record (version 2) as the same appends, in order, as one append record each (version 1)', () => {
+    fc.assert(
+      fc.property(fc.array(append, { maxLength: 8 }), (entries) => {
+        const [batch] = decodeWal(encodeWalAppends(entries)).records;
+        const single = decodeWal(Buffer.concat(entries.map((e) => encodeWalRecord({ type: 'append', ...e })))).records;
+        expect(batch).toEqual({ type: 'appends', entries: single.map(({ type: _, ...e }) => e) });
+      }),
+    );
+    expect(() => encodeWalAppends([{ ns: 'n', shard: 2 ** 32, window: 0, id: 'i', key: 'k', data: new Uint8Array(0) }])).toThrow(RangeError);
+  });
+
+  it('reports an appends record naming a namespace outside its table as corruption', () => {
+    // type 5, no namespaces, one entry pointing at namespace 0.
+    const payload = Buffer.from([5, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]);
+    const head = Buffer.alloc(8);
+    head.writeUInt32LE(payload.length, 0);
+    head.writeUInt32LE(crc32(payload), 4);
+    expect(() => decodeWal(Buffer.concat([head, payload]))).toThrow(/not in the record's table/);
   });
 
   it('reports an intact record of an unknown type as corruption', () => {

@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UnavailableError, seriesId, type HotAppend, type SeriesKey } from '@s4/core';
+import { decodeWal, encodeWalRecord } from '@s4/format';
 import { EmbeddedHotTier } from './hot-tier.js';
 
 /**
@@ -110,6 +111,43 @@ describe('embedded hot tier: one series, many appends and windows', () => {
     expect([...(await read(again, 0)).data]).toEqual([...expected.get(0)!.slice(10), 1, 2, 3]);
     expect((await read(again, 0)).key).toEqual(k);
     expect(await again.openWindows(ref)).toEqual([0]);
+    await again.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('embedded hot tier: log versions and large writes', () => {
+  it('replays a version-1 log, appends to it in version 2, and replays both; a write larger than one commit is whole', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 's4-hot-'));
+    const key = (i: number): SeriesKey => ({ metric: 'm', tags: { s: String(i) } });
+    const ref = (i: number) => ({ ns: i % 2 ? 'a' : 'b', shard: i % 3 });
+    // A log as version 1 wrote it: one type-1 record per append.
+    writeFileSync(
+      join(dir, 'hot.wal'),
+      Buffer.concat(Array.from({ length: 50 }, (_, i) => encodeWalRecord({ type: 'append', ...ref(i), window: 0, id: seriesId(key(i)), key: JSON.stringify(key(i)), data: Uint8Array.of(i) }))),
+    );
+    const tier = await EmbeddedHotTier.open({ dir, fsync: 'never' });
+    // 10,000 appends in one call: more than one `appends` record, applied in slices.
+    const big = Array.from({ length: 10_000 }, (_, j) => ({ ref: ref(j % 70), window: 0, id: seriesId(key(j % 70)), key: key(j % 70), data: Uint8Array.of(j % 251, 200) }));
+    await tier.append(big);
+    const expected = new Map<string, number[]>();
+    for (let i = 0; i < 50; i++) expected.set(seriesId(key(i)), [i]);
+    for (const [j, e] of big.entries()) {
+      const list = expected.get(e.id) ?? [];
+      list.push(j % 251, 200);
+      expected.set(e.id, list);
+    }
+    const read = async (t: EmbeddedHotTier) => {
+      const out = new Map<string, number[]>();
+      for (const ns of ['a', 'b']) for (let shard = 0; shard < 3; shard++) for (const log of await t.readWindow({ ns, shard }, 0)) out.set(log.id, [...log.data]);
+      return out;
+    };
+    expect(await read(tier)).toEqual(expected);
+    await tier.close();
+    const bytes = readFileSync(join(dir, 'hot.wal'));
+    expect(decodeWal(bytes).records.filter((r) => r.type === 'appends').length).toBeGreaterThan(1);
+    const again = await EmbeddedHotTier.open({ dir, fsync: 'never' });
+    expect(await read(again)).toEqual(expected);
     await again.close();
     rmSync(dir, { recursive: true, force: true });
   });

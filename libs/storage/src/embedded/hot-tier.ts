@@ -14,8 +14,9 @@ import {
   type SeriesKey,
   type ShardRef,
   WINDOW_MS,
+  keyJson,
 } from '@s4/core';
-import { decodeWal, encodeWalRecord, type WalRecord } from '@s4/format';
+import { decodeWal, encodeWalRecord, type WalAppend, type WalRecord } from '@s4/format';
 
 /**
  * A series, held once however many windows hold a log of it (the logs point here), with its
@@ -134,21 +135,15 @@ export class EmbeddedHotTier implements HotTier {
   }
 
   private apply(r: WalRecord): void {
+    if (r.type === 'appends') {
+      for (const e of r.entries) this.applyAppend(this.shard(e), e);
+      return;
+    }
     const s = this.shard(r);
     switch (r.type) {
-      case 'append': {
-        let w = s.windows.get(r.window);
-        if (!w) s.windows.set(r.window, (w = new Map()));
-        let log = w.get(r.id);
-        if (!log) {
-          const series = this.seriesOf(r.id, r.key);
-          series.logs++;
-          w.set(series.id, (log = { series, buf: EMPTY, length: 0 }));
-        }
-        appendTo(log, r.data);
-        this.liveBytes += r.data.length;
+      case 'append':
+        this.applyAppend(s, r);
         break;
-      }
       case 'release': {
         const w = s.windows.get(r.window);
         const log = w?.get(r.id);
@@ -174,6 +169,19 @@ export class EmbeddedHotTier implements HotTier {
         s.fence = Math.max(s.fence, r.value);
         break;
     }
+  }
+
+  private applyAppend(s: ShardState, r: WalAppend): void {
+    let w = s.windows.get(r.window);
+    if (!w) s.windows.set(r.window, (w = new Map()));
+    let log = w.get(r.id);
+    if (!log) {
+      const series = this.seriesOf(r.id, r.key);
+      series.logs++;
+      w.set(series.id, (log = { series, buf: EMPTY, length: 0 }));
+    }
+    appendTo(log, r.data);
+    this.liveBytes += r.data.length;
   }
 
   /** The series of `id`, created from its key's JSON the first time, with its strings interned. */
@@ -217,7 +225,13 @@ export class EmbeddedHotTier implements HotTier {
           await this.writeAll(buf);
           if (this.options.fsync === 'always') await this.file.datasync();
           this.fileBytes += buf.length;
+          let since = performance.now();
           for (const b of batch) {
+            // Each commit is applied whole; between commits, once a slice has run, requests get a turn.
+            if (performance.now() - since >= APPLY_SLICE_MS) {
+              await nextTurn();
+              since = performance.now();
+            }
             b.apply();
             b.resolve();
           }
@@ -289,6 +303,8 @@ export class EmbeddedHotTier implements HotTier {
         bytes += b.length;
         return chunkBytes >= 1 << 20;
       };
+      // Keys made here are not memoised (keyJson would keep a JSON copy alive beside every held series).
+      const keyText = (k: SeriesKey) => JSON.stringify({ metric: k.metric, tags: k.tags });
       for (const [k, s] of this.shards) {
         const [ns, shardText] = splitShardKey(k);
         const shard = Number(shardText);
@@ -315,12 +331,28 @@ export class EmbeddedHotTier implements HotTier {
     this.rewrittenBytes = bytes;
   }
 
+  /**
+   * One `appends` record per COMMIT_APPENDS entries: each is encoded, written and applied as a
+   * unit, and the event loop gets a turn between units, so a write of 40,000 series never holds
+   * the HTTP thread for the whole of it. Resolves once every entry is durable.
+   */
   async append(entries: readonly HotAppend[]): Promise<void> {
     if (entries.length === 0) return;
-    await this.commit(
-      entries.map((e) => ({ type: 'append', ns: e.ref.ns, shard: e.ref.shard, window: e.window, id: e.id, key: keyText(e.key), data: e.data })),
-    );
+    const commits: Promise<void>[] = [];
+    for (let i = 0; i < entries.length; i += COMMIT_APPENDS) {
+      if (i > 0) await nextTurn();
+      const part: WalAppend[] = [];
+      for (let j = i; j < Math.min(entries.length, i + COMMIT_APPENDS); j++) {
+        const e = entries[j]!;
+        part.push({ ns: e.ref.ns, shard: e.ref.shard, window: e.window, id: e.id, key: keyJson(e.key), data: e.data });
+      }
+      commits.push(this.commit([{ type: 'appends', entries: part }]));
+    }
+    // Every commit is awaited, so a failure of one is not left unhandled while another is pending.
+    const failed = (await Promise.allSettled(commits)).find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
   }
+
 
   async openWindows(ref: ShardRef): Promise<number[]> {
     return [...this.shard(ref).windows.keys()].sort((a, b) => a - b);
@@ -431,6 +463,17 @@ export class EmbeddedHotTier implements HotTier {
 
 const EMPTY = new Uint8Array(0);
 
+/** Appends per log record and per turn of the event loop (a few milliseconds of encoding or applying). */
+const COMMIT_APPENDS = 4096;
+
+/** How long applying committed appends may hold the event loop before it gets a turn. */
+const APPLY_SLICE_MS = 10;
+
+/** The event loop's next turn: what waits (requests, timers) runs first. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** The log's bytes: a view of its buffer (later appends go past its end, or to a new buffer). */
 function flatten(log: Log): Uint8Array {
   return log.buf.subarray(0, log.length);
@@ -449,11 +492,6 @@ function appendTo(log: Log, data: Uint8Array): void {
   }
   log.buf.set(data, log.length);
   log.length = need;
-}
-
-/** The series key as the log records it (JSON), parsed back on replay. */
-function keyText(key: SeriesKey): string {
-  return JSON.stringify({ metric: key.metric, tags: key.tags });
 }
 
 function splitShardKey(k: string): [string, string] {

@@ -11,6 +11,7 @@ import {
   type Lease,
   type SeriesKey,
   type ShardRef,
+  keyJson,
 } from '@s4/core';
 import { RedisCardinalityStore } from './cardinality.js';
 import { hotTierError } from './faults.js';
@@ -145,8 +146,11 @@ export class RedisHotTier implements HotTier {
 
   async append(entries: readonly HotAppend[]): Promise<void> {
     const byShard = new Map<string, HotAppend[]>();
+    // The writer shares one ShardRef per shard across a request's appends: its prefix is made once.
+    const prefixes = new Map<ShardRef, string>();
     for (const e of entries) {
-      const p = shardPrefix(e.ref);
+      let p = prefixes.get(e.ref);
+      if (p === undefined) prefixes.set(e.ref, (p = shardPrefix(e.ref)));
       let list = byShard.get(p);
       if (!list) byShard.set(p, (list = []));
       list.push(e);
@@ -156,7 +160,7 @@ export class RedisHotTier implements HotTier {
         [...byShard].map(([prefix, list]) => {
           const args: Arg[] = [list.length];
           for (const e of list)
-            args.push(e.window, e.id, e.key.metric, JSON.stringify({ metric: e.key.metric, tags: e.key.tags }), Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength));
+            args.push(e.window, e.id, e.key.metric, keyJson(e.key), Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength));
           return this.redis.s4append(prefix, ...args);
         }),
       ),

@@ -1,10 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Clock } from '@s4/core';
 import type { Config } from '@s4/config';
-import { parseWrite, type Admission, type WriteBody, type WriteResult, type Writer } from '@s4/engine';
+import { parseWriteSliced, type Admission, type WriteBody, type WriteResult, type Writer } from '@s4/engine';
 import { CLOCK, CONFIG, METRICS } from '../../http/tokens.js';
 import type { Metrics } from '../../metrics.js';
 import { ADMISSION, WRITER } from './tokens.js';
+
+/** How long one slice of a write's checking or encoding may hold the event loop. */
+const SLICE_MS = 10;
 
 /**
  * The one write seam every ingest endpoint goes through (/v1/write, Influx /write and
@@ -32,10 +35,12 @@ export class Ingest {
     const { metrics } = this;
     try {
       const now = this.clock.now();
-      const series = parseWrite(body, this.config.limits, now);
+      // Checked and encoded in slices: a request of 40,000 series would otherwise hold the HTTP
+      // thread for its whole length (health checks and small queries waiting behind it).
+      const series = await parseWriteSliced(body, this.config.limits, now, SLICE_MS);
       // Namespace limits: backfill, fields, samples/s, series cardinality (429 names the limit).
-      await this.admission.admit(series, now);
-      const result = await this.writer.write(series);
+      await this.admission.admit(series, now, SLICE_MS);
+      const result = await this.writer.write(series, SLICE_MS);
       metrics.ingestSamples.inc(result.samples);
       metrics.ingestRequests.inc({ outcome: 'ok' });
       return result;
