@@ -5,6 +5,8 @@ import { blockSource, columnarSeries, mergeWindows, type SeriesResult, type Sour
 import { decodeBlockColumns, decodeFooter, encodeSegment, formatProjectionPath, projectBlockColumns, readTrailer, SEGMENT_TRAILER_BYTES, type ShredMode } from '@s4/format';
 import { keyPaths, nestedColumns } from '../../libs/format/src/testing/arbitraries.js';
 import { encode, type Format } from '../../apps/api/src/roles/api/output/formats.js';
+import { MsgpackStreamDecoder } from '../../apps/sdk/src/codec.js';
+import { toRecordBatch, withoutCodegen } from '../../apps/sdk/src/records.js';
 
 const key = { metric: 'm', tags: { site: 'x', a: 'ü' } };
 
@@ -29,6 +31,25 @@ async function text(format: Format, results: SeriesResult[]): Promise<string> {
   return out;
 }
 
+/** The records client.records() would yield for a MessagePack answer (built synchronously, so withoutCodegen holds). */
+async function sdkRecords(results: SeriesResult[]): Promise<{ ts: number; fields: Record<string, unknown> }[]> {
+  const chunks: Buffer[] = [];
+  for await (const piece of encode('msgpack', (async function* () {
+    yield* results;
+  })())) chunks.push(typeof piece === 'string' ? Buffer.from(piece) : piece);
+  const d = new MsgpackStreamDecoder();
+  const values = [...d.push(Buffer.concat(chunks)), ...d.end()];
+  return values.flatMap((v) => [...toRecordBatch(v, (_n, c) => c as never).records()].map((r) => ({ ts: r.ts, fields: r.fields })));
+}
+
+function recordsOf(ts: readonly number[], fields: Record<string, readonly FieldValue[]>): { ts: number; fields: Record<string, unknown> }[] {
+  return ts.map((t, i) => {
+    const rec: Record<string, unknown> = {};
+    for (const [name, col] of Object.entries(fields)) if (col[i] !== null && col[i] !== undefined) Object.defineProperty(rec, name, { value: col[i], enumerable: true, writable: true, configurable: true });
+    return { ts: t, fields: rec };
+  });
+}
+
 describe('answers written from block columns', () => {
   it('are byte for byte the answers built from record values (JSON, NDJSON), over block runs, ranges and projections', async () => {
     const cases = nestedColumns(14).chain((data) => {
@@ -45,12 +66,13 @@ describe('answers written from block columns', () => {
         span: fc.integer({ min: 0, max: n + 1 }),
         fields: fc.option(fc.uniqueArray(fc.constantFrom(...paths), { minLength: 1, maxLength: 3 }), { nil: undefined, freq: 2 }),
         shred: fc.constantFrom<ShredMode>('always', 'never', 'auto'),
-        format: fc.constantFrom<Format>('json', 'ndjson'),
+        format: fc.constantFrom<Format>('json', 'ndjson', 'msgpack'),
+        codegen: fc.boolean(),
         cached: fc.boolean(),
       });
     });
     await fc.assert(
-      fc.asyncProperty(cases, async ({ data, cuts, from, span, fields, shred, format, cached }) => {
+      fc.asyncProperty(cases, async ({ data, cuts, from, span, fields, shred, format, cached, codegen }) => {
         const { ts } = data;
         const bounds = [0, ...cuts, ts.length];
         const sources: Source[] = [];
@@ -71,7 +93,15 @@ describe('answers written from block columns', () => {
         const merged = mergeWindows(windows, spec, fields);
         const plain: SeriesResult[] = merged.ts.length > 0 ? [{ id: 's', ...key, ...merged }] : [];
         const fromColumns: SeriesResult[] = columnar!.slices.length > 0 ? [columnar!] : [];
-        expect(await text(format, fromColumns)).toBe(await text(format, plain));
+        if (format === 'msgpack') {
+          // Known gap: msgpackr decodes a map key "__proto__" as "__proto_", so whole (unshredded)
+          // values holding one do not round-trip through MessagePack; shredded ones carry keys as strings.
+          // A field itself named __proto__ is refused by the server's write validation.
+          fc.pre(!Object.hasOwn(data.fields, '__proto__') && (shred === 'always' || !JSON.stringify(data).includes('"__proto__"')));
+          // The SDK's records (nested fields built from node columns) are the merged values, absent fields left out.
+          const read = async () => (codegen ? sdkRecords(fromColumns) : withoutCodegen(() => sdkRecords(fromColumns)));
+          expect(JSON.stringify(await read())).toBe(JSON.stringify(recordsOf(merged.ts, merged.fields)));
+        } else expect(await text(format, fromColumns)).toBe(await text(format, plain));
         // The values built on demand are those of the merging path.
         if (fromColumns.length > 0) expect(JSON.stringify({ ts: columnar!.ts, fields: columnar!.fields })).toBe(JSON.stringify({ ts: merged.ts, fields: merged.fields }));
       }),

@@ -1,5 +1,3 @@
-import { CorruptDataError } from '@s4/core';
-
 /**
  * MSB-first bit stream for the Gorilla float codec. Bits gather in a 32-bit accumulator that is
  * flushed a word at a time; per-bit loops were the codec's bottleneck.
@@ -44,36 +42,5 @@ export class BitWriter {
     const next = new Uint8Array(this.buf.length * 2);
     next.set(this.buf);
     this.buf = next;
-  }
-}
-
-/** Reads from a private copy padded with zeros, so a 5-byte window never leaves the array. */
-export class BitReader {
-  private readonly buf: Uint8Array;
-  private bit = 0;
-  private readonly limit: number;
-
-  constructor(src: Uint8Array, private readonly what: string, start: number, end: number) {
-    this.buf = new Uint8Array(end - start + 8);
-    this.buf.set(src.subarray(start, end));
-    this.limit = (end - start) * 8;
-  }
-
-  /** Reads `n` bits (1 ≤ n ≤ 32) as an unsigned integer. */
-  read(n: number): number {
-    const at = this.bit;
-    if (at + n > this.limit) throw new CorruptDataError(this.what, 'bit stream truncated');
-    this.bit = at + n;
-    const b = this.buf;
-    const i = at >>> 3;
-    const off = at & 7;
-    const word = ((b[i]! << 24) | (b[i + 1]! << 16) | (b[i + 2]! << 8) | b[i + 3]!) >>> 0;
-    const v = off === 0 ? word : ((word << off) | (b[i + 4]! >>> (8 - off))) >>> 0;
-    return n === 32 ? v : v >>> (32 - n);
-  }
-
-  /** Bits left unread; the writer pads at most 7. */
-  get remaining(): number {
-    return this.limit - this.bit;
   }
 }

@@ -74,7 +74,7 @@ export function encodeDecimal(values: readonly number[], w: ByteWriter): boolean
   return true;
 }
 
-export function decodeDecimal(r: ByteReader, n: number): number[] {
+export function decodeDecimal(r: ByteReader, n: number): Float64Array {
   const k = r.u8();
   if (k > MAX_SCALE) r.fail(`decimal scale ${k} above ${MAX_SCALE}`);
   const p = POW10[k]!;
@@ -88,7 +88,7 @@ export function decodeDecimal(r: ByteReader, n: number): number[] {
     excIdx.push(idx);
     excVal.push(r.f64());
   }
-  const out = new Array<number>(n);
+  const out = new Float64Array(n);
   const b = r.buf;
   const end = r.end;
   let pos = r.pos;

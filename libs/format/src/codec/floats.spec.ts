@@ -6,7 +6,7 @@ import { decimalScale, decodeDecimal, encodeDecimal } from './decimal.js';
 import { decodeFloats, encodeFloats, FloatCodec } from './floats.js';
 import { decodeGorilla, encodeGorilla } from './gorilla.js';
 
-const same = (a: number[], b: number[]) => a.length === b.length && a.every((x, i) => Object.is(x, b[i]));
+const same = (a: ArrayLike<number>, b: ArrayLike<number>) => a.length === b.length && Array.from(a).every((x, i) => Object.is(x, b[i]));
 const SPECIAL = [NaN, Infinity, -Infinity, -0, 0, 5e-324, -5e-324, Number.MAX_VALUE, -Number.MAX_VALUE, 2 ** 53 - 1, 0.1 + 0.2];
 
 describe('gorilla', () => {

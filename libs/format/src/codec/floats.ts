@@ -25,9 +25,15 @@ export function encodeFloats(values: readonly number[]): EncodedFloats {
   return { codec: FloatCodec.Gorilla, body: gorilla };
 }
 
-export function decodeFloats(codec: number, r: ByteReader, end: number, n: number): number[] {
+/** `n` values as a Float64Array (what shredded node columns keep). */
+export function decodeFloat64s(codec: number, r: ByteReader, end: number, n: number): Float64Array {
   if (codec === FloatCodec.Decimal) return decodeDecimal(r, n);
   const out = decodeGorilla(r.buf, r.pos, end, n, r.what);
   r.pos = end;
   return out;
+}
+
+/** `n` values as an array (what whole field columns hold, nulls mixed in). */
+export function decodeFloats(codec: number, r: ByteReader, end: number, n: number): number[] {
+  return Array.from(decodeFloat64s(codec, r, end, n));
 }

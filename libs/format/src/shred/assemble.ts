@@ -97,7 +97,7 @@ class Cursor {
  * formatted once while values repeat; a column that does not repeat (positions, timestamps) is
  * formatted plainly after a probe, as the map would only cost there.
  */
-function numberTexts(nums: readonly number[]): string[] {
+function numberTexts(nums: Float64Array): string[] {
   const out = new Array<string>(nums.length);
   const seen = new Map<number, string>();
   let hits = 0;

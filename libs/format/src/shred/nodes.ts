@@ -1,8 +1,10 @@
 import { readBitmap } from '../codec/bitmap.js';
 import { ByteReader } from '../codec/bytes.js';
-import { decodeFloats, FloatCodec } from '../codec/floats.js';
+import { decodeFloat64s, FloatCodec } from '../codec/floats.js';
 import { decodeStrings } from '../codec/strings.js';
 import { Kind, KIND_BITS } from './shred.js';
+
+const EMPTY_NUMS = new Float64Array(0);
 
 /** More occurrences than this at one path is corruption, not data (a block is one series-window). */
 const MAX_OCCURRENCES = 1 << 28;
@@ -19,15 +21,16 @@ export interface NodeColumn {
   /** The kind of every occurrence when there is one; -1 when `kinds` lists them. */
   readonly kind: Kind | -1;
   readonly kinds: Uint8Array | null;
-  readonly nums: readonly number[];
+  /** Typed arrays, so that a cached block is compact and a slice or the wire shares them without a copy. */
+  readonly nums: Float64Array;
   readonly strs: readonly string[];
   /** bitmap(#booleans), bit set = true. */
   readonly bools: Uint8Array;
   /** Length of each array occurrence. */
-  readonly lens: readonly number[];
+  readonly lens: Uint32Array;
   /** Key sequences of the objects, first-seen order; shapeIds (or shape 0) says whose is whose. */
   readonly shapes: readonly (readonly string[])[];
-  readonly shapeIds: readonly number[] | null;
+  readonly shapeIds: Uint32Array | null;
   /** Elements of the arrays, all together (count = the sum of `lens`). */
   elem: NodeColumn | null;
   /** Member columns by key (count = objects whose shape has the key). */
@@ -56,21 +59,21 @@ export function decodeNode(r: ByteReader, path: string, count: number): NodeColu
     }
     for (let k = 0; k <= Kind.Obj; k++) if ((kindSet >>> k) & 1 && perKind[k] === 0) r.fail(`column ${path}: kind ${k} listed but unused`);
   }
-  let nums: number[] = [];
+  let nums: Float64Array = EMPTY_NUMS;
   if (perKind[Kind.Num]! > 0) {
     const codec = r.u8();
     if (codec !== FloatCodec.Gorilla && codec !== FloatCodec.Decimal) r.fail(`column ${path}: unknown float codec ${codec}`);
     const len = r.uvarint();
     r.need(len);
     const sub = new ByteReader(r.buf, r.what, r.pos, r.pos + len);
-    nums = decodeFloats(codec, sub, sub.end, perKind[Kind.Num]!);
+    nums = decodeFloat64s(codec, sub, sub.end, perKind[Kind.Num]!);
     sub.done();
     r.pos += len;
   }
   const strs = perKind[Kind.Str]! > 0 ? decodeStrings(r, perKind[Kind.Str]!) : [];
   const bools = perKind[Kind.Bool]! > 0 ? readBitmap(r, perKind[Kind.Bool]!) : new Uint8Array(0);
   const nArr = perKind[Kind.Arr]!;
-  const lens = new Array<number>(nArr);
+  const lens = new Uint32Array(nArr);
   let elems = 0;
   for (let i = 0; i < nArr; i++) {
     const len = r.uvarint();
@@ -79,7 +82,7 @@ export function decodeNode(r: ByteReader, path: string, count: number): NodeColu
   }
   if (elems > MAX_OCCURRENCES) r.fail(`column ${path}: ${elems} array elements is implausible`);
   const shapes: string[][] = [];
-  let shapeIds: number[] | null = null;
+  let shapeIds: Uint32Array | null = null;
   const nObj = perKind[Kind.Obj]!;
   if (nObj > 0) {
     const nShapes = r.count();
@@ -97,7 +100,7 @@ export function decodeNode(r: ByteReader, path: string, count: number): NodeColu
       shapes.push(keys);
     }
     if (nShapes > 1) {
-      shapeIds = new Array<number>(nObj);
+      shapeIds = new Uint32Array(nObj);
       for (let i = 0; i < nObj; i++) {
         const id = r.uvarint();
         if (id >= nShapes) r.fail(`column ${path}: shape ${id} outside ${nShapes}`);

@@ -3,7 +3,7 @@ import { Kind } from './shred.js';
 
 /**
  * The occurrences [lo, hi) of a node column and everything below them, as a node column of its
- * own (arrays are sliced or viewed, nothing decoded again): what a reader streams when a query
+ * own (typed arrays are viewed, not copied; nothing is decoded again): what a reader streams when a query
  * range covers part of a block. Children that were not decoded stay absent.
  */
 export function sliceNode(node: NodeColumn, lo: number, hi: number): NodeColumn {
@@ -17,11 +17,11 @@ export function sliceNode(node: NodeColumn, lo: number, hi: number): NodeColumn 
     before[node.kind] = lo;
     inside[node.kind] = hi - lo;
   }
-  const nums = node.nums.slice(before[Kind.Num], before[Kind.Num]! + inside[Kind.Num]!);
+  const nums = node.nums.subarray(before[Kind.Num], before[Kind.Num]! + inside[Kind.Num]!);
   const strs = node.strs.slice(before[Kind.Str], before[Kind.Str]! + inside[Kind.Str]!);
   const bools = sliceBits(node.bools, before[Kind.Bool]!, inside[Kind.Bool]!);
   const a0 = before[Kind.Arr]!;
-  const lens = node.lens.slice(a0, a0 + inside[Kind.Arr]!);
+  const lens = node.lens.subarray(a0, a0 + inside[Kind.Arr]!);
   let elem: NodeColumn | null = null;
   if (node.elem) {
     let e0 = 0;
@@ -32,7 +32,7 @@ export function sliceNode(node: NodeColumn, lo: number, hi: number): NodeColumn 
   }
   const o0 = before[Kind.Obj]!;
   const nObj = inside[Kind.Obj]!;
-  const shapeIds = node.shapeIds ? node.shapeIds.slice(o0, o0 + nObj) : null;
+  const shapeIds = node.shapeIds ? node.shapeIds.subarray(o0, o0 + nObj) : null;
   const children = new Map<string, NodeColumn>();
   if (node.children.size > 0) {
     // A member's occurrences are the objects having its key, in order: count them before and inside.

@@ -7,10 +7,11 @@ import type { NodeColumn, Selection } from '@s4/format';
  *   { c: occurrences, k: kind (0 null, 1 bool, 2 number, 3 string, 4 array, 5 object) or -1,
  *     ks?: Uint8Array kind per occurrence (when k is -1), a: whole values (false: projected),
  *     n?: Float64Array numbers, s?: strings, b?: Uint8Array bitmap of booleans (bit i = i-th boolean, LSB first),
- *     l?: array lengths, h?: object key lists (shapes), i?: shape of each object (when several),
+ *     l?: Uint32Array array lengths, h?: object key lists (shapes), i?: Uint32Array shape of each object (when several),
  *     e?: element node, m?: [key, node, key, node, …] member nodes (the selected ones) }
  *
- * Values of a projected node (a: false) are not sent: a projection keeps only objects and arrays
+ * The typed arrays are the decoded block's own (views of them for a slice), so nothing is copied
+ * before MessagePack writes them. Values of a projected node (a: false) are not sent: a projection keeps only objects and arrays
  * above the selected paths, so only their kinds and lengths are needed.
  */
 export function nodeWire(node: NodeColumn, sel: Selection | undefined): Record<string, unknown> {
@@ -18,7 +19,7 @@ export function nodeWire(node: NodeColumn, sel: Selection | undefined): Record<s
   const out: Record<string, unknown> = { c: node.count, k: node.kind, a: all };
   if (node.kinds) out.ks = node.kinds;
   if (all) {
-    if (node.nums.length > 0) out.n = Float64Array.from(node.nums);
+    if (node.nums.length > 0) out.n = node.nums;
     if (node.strs.length > 0) out.s = node.strs;
     if (node.bools.length > 0) out.b = node.bools;
   }
