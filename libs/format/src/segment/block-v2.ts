@@ -385,7 +385,10 @@ export function blockColumnsBytes(cols: BlockColumns): number {
   let n = 64 + cols.ts.length * 8;
   const node = (c: NodeColumn): number => {
     let b = 96 + c.path.length * 2 + (c.kinds?.length ?? 0) + c.nums.length * 8 + c.bools.length + c.lens.length * 4 + (c.shapeIds?.length ?? 0) * 4;
-    for (const s of c.strs) b += 16 + s.length * 2;
+    // Strings come from a dictionary: each sample holds a reference, each distinct string is stored once.
+    b += c.strs.length * 8;
+    const distinct = new Set<string>(c.strs);
+    for (const s of distinct) b += 16 + s.length * 2;
     for (const keys of c.shapes) for (const k of keys) b += 16 + k.length * 2;
     if (c.elem) b += node(c.elem);
     for (const child of c.children.values()) b += node(child);
