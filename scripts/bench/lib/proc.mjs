@@ -21,9 +21,18 @@ export function dirBytes(dir) {
   let files = 0;
   if (!existsSync(dir)) return { bytes, files };
   const walk = (d) => {
-    for (const name of readdirSync(d)) {
+    let names;
+    try {
+      names = readdirSync(d);
+    } catch (e) {
+      if (e.code === 'ENOENT') return;
+      throw e;
+    }
+    for (const name of names) {
       const p = join(d, name);
-      const st = lstatSync(p);
+      // The server's workers keep running: a temporary file may be renamed or removed under the walk.
+      const st = lstatSync(p, { throwIfNoEntry: false });
+      if (!st) continue;
       if (st.isDirectory()) walk(p);
       else if (st.isFile()) {
         bytes += st.size;
