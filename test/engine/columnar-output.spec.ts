@@ -6,7 +6,7 @@ import { decodeBlockColumns, decodeFooter, encodeSegment, formatProjectionPath, 
 import { keyPaths, nestedColumns } from '../../libs/format/src/testing/arbitraries.js';
 import { encode, type Format } from '../../apps/api/src/roles/api/output/formats.js';
 import { MsgpackStreamDecoder } from '../../apps/sdk/src/codec.js';
-import { toRecordBatch, withoutCodegen } from '../../apps/sdk/src/records.js';
+import { toRecordBatch } from '../../apps/sdk/src/records.js';
 
 const key = { metric: 'm', tags: { site: 'x', a: 'ü' } };
 
@@ -31,7 +31,7 @@ async function text(format: Format, results: SeriesResult[]): Promise<string> {
   return out;
 }
 
-/** The records client.records() would yield for a MessagePack answer (built synchronously, so withoutCodegen holds). */
+/** The records client.records() would yield for a MessagePack answer. */
 async function sdkRecords(results: SeriesResult[]): Promise<{ ts: number; fields: Record<string, unknown> }[]> {
   const chunks: Buffer[] = [];
   for await (const piece of encode('msgpack', (async function* () {
@@ -67,12 +67,11 @@ describe('answers written from block columns', () => {
         fields: fc.option(fc.uniqueArray(fc.constantFrom(...paths), { minLength: 1, maxLength: 3 }), { nil: undefined, freq: 2 }),
         shred: fc.constantFrom<ShredMode>('always', 'never', 'auto'),
         format: fc.constantFrom<Format>('json', 'ndjson', 'msgpack'),
-        codegen: fc.boolean(),
         cached: fc.boolean(),
       });
     });
     await fc.assert(
-      fc.asyncProperty(cases, async ({ data, cuts, from, span, fields, shred, format, cached, codegen }) => {
+      fc.asyncProperty(cases, async ({ data, cuts, from, span, fields, shred, format, cached }) => {
         const { ts } = data;
         const bounds = [0, ...cuts, ts.length];
         const sources: Source[] = [];
@@ -99,8 +98,7 @@ describe('answers written from block columns', () => {
           // A field itself named __proto__ is refused by the server's write validation.
           fc.pre(!Object.hasOwn(data.fields, '__proto__') && (shred === 'always' || !JSON.stringify(data).includes('"__proto__"')));
           // The SDK's records (nested fields built from node columns) are the merged values, absent fields left out.
-          const read = async () => (codegen ? sdkRecords(fromColumns) : withoutCodegen(() => sdkRecords(fromColumns)));
-          expect(JSON.stringify(await read())).toBe(JSON.stringify(recordsOf(merged.ts, merged.fields)));
+          expect(JSON.stringify(await sdkRecords(fromColumns))).toBe(JSON.stringify(recordsOf(merged.ts, merged.fields)));
         } else expect(await text(format, fromColumns)).toBe(await text(format, plain));
         // The values built on demand are those of the merging path.
         if (fromColumns.length > 0) expect(JSON.stringify({ ts: columnar!.ts, fields: columnar!.fields })).toBe(JSON.stringify({ ts: merged.ts, fields: merged.fields }));

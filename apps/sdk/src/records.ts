@@ -32,151 +32,71 @@ interface WireNode {
   m?: unknown[];
 }
 
-/** The next occurrence's value of one node column (MISSING where a projection keeps nothing). */
-type Next = () => JsonValue | typeof MISSING;
+/** A read position in one node column and in each of its members; occurrences are in document order. */
+class Cursor {
+  k = 0;
+  n = 0;
+  s = 0;
+  b = 0;
+  a = 0;
+  o = 0;
+  readonly node: WireNode;
+  readonly elem: Cursor | null;
+  readonly members = new Map<string, Cursor>();
 
-/** Objects with at most this many keys are built by a generated literal (see objectFactory). */
-const MAX_LITERAL_KEYS = 64;
-
-/** Whether code generation is allowed here (a browser page's Content-Security-Policy may forbid it). */
-let codegen: boolean | undefined;
-/** Tests: run `fn` as on a page that forbids code generation. */
-export function withoutCodegen<T>(fn: () => T): T {
-  const was = codegen;
-  codegen = false;
-  try {
-    return fn();
-  } finally {
-    codegen = was;
+  constructor(node: WireNode) {
+    this.node = node;
+    this.elem = node.e ? new Cursor(node.e) : null;
+    const m = node.m ?? [];
+    for (let j = 0; j + 1 < m.length; j += 2) this.members.set(m[j] as string, new Cursor(m[j + 1] as WireNode));
   }
-}
-function canGenerate(): boolean {
-  if (codegen === undefined) {
-    try {
-      // eslint-disable-next-line @typescript-eslint/no-implied-eval -- a probe: does this page allow generated code?
-      codegen = new Function('return 1')() === 1;
-    } catch {
-      codegen = false;
-    }
-  }
-  return codegen;
-}
 
-/**
- * A builder of the objects of one shape whose members never come out MISSING: a generated
- * object literal (`{"lat": b[0](), "lon": b[1]()}`), several times faster to build than keyed
- * stores into an empty object, which matters with millions of records. Keys are JSON-quoted
- * (no injection), and a shape holding `__proto__` (a literal would set the prototype) or too
- * many keys gets null, as does a page whose policy forbids code generation.
- */
-function objectFactory(keys: readonly string[], members: readonly Next[]): (() => JsonValue) | null {
-  if (keys.length > MAX_LITERAL_KEYS || keys.includes('__proto__') || !canGenerate()) return null;
-  const body = keys.map((k, j) => `${JSON.stringify(k)}: b[${j}]()`).join(', ');
-  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- the code holds JSON-quoted keys only
-  return new Function('b', `return function () { return { ${body} }; };`)(members) as () => JsonValue;
-}
-
-/**
- * The reader of one node column and of the nodes below it: a closure per node, specialised to
- * its kind when it has one (the common case: records of one shape), holding its own read
- * positions. Occurrences are stored in document order, so reading values front to back visits
- * every node's occurrences in order.
- */
-function compile(node: WireNode): { next: Next; neverMissing: boolean } {
-  const all = node.a;
-  const elem = node.e ? compile(node.e) : null;
-  const members = new Map<string, { next: Next; neverMissing: boolean }>();
-  const m = node.m ?? [];
-  for (let j = 0; j + 1 < m.length; j += 2) members.set(m[j] as string, compile(m[j + 1] as WireNode));
-  const nums = node.n;
-  const strs = node.s;
-  const bools = node.b;
-  const lens = node.l;
-  const ids = node.i;
-  let n = 0;
-  let s = 0;
-  let b = 0;
-  let a = 0;
-  let o = 0;
-  const noElem = (): never => {
-    throw new S4DecodeError(`node column has arrays with elements but no element column`);
-  };
-  const nextElem = elem?.next ?? noElem;
-  const array: Next =
-    elem === null || elem.neverMissing
-      ? () => {
-          const len = lens![a++]!;
-          const out: JsonValue[] = [];
-          for (let j = 0; j < len; j++) out.push(nextElem() as JsonValue);
-          return out;
-        }
-      : () => {
-          const len = lens![a++]!;
-          const out: JsonValue[] = [];
-          for (let j = 0; j < len; j++) {
-            const x = nextElem();
-            if (x !== MISSING) out.push(x);
-          }
-          return out;
-        };
-  // Per shape, a builder of its objects from the members the answer holds.
-  const shapes = (node.h ?? []).map((keys): (() => JsonValue) => {
-    const picked = keys.filter((k) => members.has(k));
-    const readers = picked.map((k) => members.get(k)!);
-    const fast = readers.every((r) => r.neverMissing) ? objectFactory(picked, readers.map((r) => r.next)) : null;
-    if (fast) return fast;
-    return () => {
-      const out: { [key: string]: JsonValue } = {};
-      for (let j = 0; j < picked.length; j++) {
-        const x = readers[j]!.next();
-        if (x === MISSING) continue;
-        const key = picked[j]!;
-        // A key named __proto__ is data, never the prototype.
-        if (key === '__proto__') Object.defineProperty(out, key, { value: x, enumerable: true, writable: true, configurable: true });
-        else out[key] = x;
-      }
-      return out;
-    };
-  });
-  const object: Next = ids ? () => shapes[ids[o++]!]!() : (shapes[0] ?? noElem);
-  const kindNext = (kind: number): Next => {
+  /** The next occurrence's value (MISSING where a projection keeps nothing). */
+  take(): JsonValue | typeof MISSING {
+    const node = this.node;
+    const kind = node.ks ? node.ks[this.k++]! : node.k;
     switch (kind) {
       case NULL:
-        return all ? () => null : () => MISSING;
-      case BOOL:
-        return all
-          ? () => {
-              const i = b++;
-              return ((bools![i >>> 3]! >>> (i & 7)) & 1) === 1;
-            }
-          : () => MISSING;
-      case NUM:
-        return all ? () => nums![n++]! : () => MISSING;
-      case STR:
-        return all ? () => strs![s++]! : () => MISSING;
-      case ARR:
-        return array;
-      case OBJ:
-        if (shapes.length === 0) throw new S4DecodeError('node column has objects but no key lists');
-        return object;
+        return node.a ? null : MISSING;
+      case BOOL: {
+        const i = this.b++;
+        return node.a ? ((node.b![i >>> 3]! >>> (i & 7)) & 1) === 1 : MISSING;
+      }
+      case NUM: {
+        const i = this.n++;
+        return node.a ? node.n![i]! : MISSING;
+      }
+      case STR: {
+        const i = this.s++;
+        return node.a ? node.s![i]! : MISSING;
+      }
+      case ARR: {
+        const len = node.l![this.a++]!;
+        const out: JsonValue[] = [];
+        for (let j = 0; j < len; j++) {
+          const x = this.elem!.take();
+          if (x !== MISSING) out.push(x);
+        }
+        return out;
+      }
+      case OBJ: {
+        const keys = node.h![node.i ? node.i[this.o++]! : 0]!;
+        const out: { [key: string]: JsonValue } = {};
+        for (const key of keys) {
+          const member = this.members.get(key);
+          if (!member) continue;
+          const x = member.take();
+          if (x === MISSING) continue;
+          // A key named __proto__ is data, never the prototype.
+          if (key === '__proto__') Object.defineProperty(out, key, { value: x, enumerable: true, writable: true, configurable: true });
+          else out[key] = x;
+        }
+        return out;
+      }
       default:
         throw new S4DecodeError(`node column has unknown kind ${kind}`);
     }
-  };
-  // Arrays and objects are always values; scalars and nulls of a projected node are MISSING.
-  const valueKind = (k: number) => k === ARR || k === OBJ || all;
-  const ks = node.ks;
-  if (!ks) return { next: node.c === 0 ? () => MISSING : kindNext(node.k), neverMissing: valueKind(node.k) };
-  const byKind: Next[] = [];
-  let neverMissing = true;
-  const seen = new Set<number>();
-  for (let i = 0; i < ks.length; i++) seen.add(ks[i]!);
-  for (const k of seen) {
-    byKind[k] = kindNext(k);
-    if (!valueKind(k)) neverMissing = false;
   }
-  let k = 0;
-  return { next: () => byKind[ks[k++]!]!(), neverMissing };
 }
 
 function checkNode(v: unknown, where: string): WireNode {
@@ -189,10 +109,10 @@ function checkNode(v: unknown, where: string): WireNode {
 export function assembleShredded(root: unknown, count: number, name: string): FieldValue[] {
   const node = checkNode(root, name);
   if (node.c !== count) throw new S4DecodeError(`shredded column ${name} has ${node.c} values for ${count} timestamps`);
-  const { next } = compile(node);
+  const c = new Cursor(node);
   const out = new Array<FieldValue>(count);
   for (let i = 0; i < count; i++) {
-    const x = next();
+    const x = c.take();
     out[i] = x === MISSING ? null : x;
   }
   return out;
@@ -249,8 +169,16 @@ export class RecordBatch {
 
   /** The records, built one at a time as the loop asks for them. */
   *records(): Generator<S4Record, void, undefined> {
-    const fieldsAt = fieldsBuilder(this.#names, this.#names.map((name) => this.field(name)!));
-    for (let i = 0; i < this.length; i++) yield { metric: this.metric, tags: this.tags, ts: this.ts[i]!, fields: fieldsAt(i) };
+    const columns = this.#names.map((name) => [name, this.field(name)!] as const);
+    for (let i = 0; i < this.length; i++) {
+      // Field names are never __proto__ (the server refuses it), so plain assignment is safe here.
+      const fields: Record<string, FieldValue> = {};
+      for (const [name, col] of columns) {
+        const v = col[i];
+        if (v !== null && v !== undefined) fields[name] = v;
+      }
+      yield { metric: this.metric, tags: this.tags, ts: this.ts[i]!, fields };
+    }
   }
 
   /**
@@ -286,27 +214,6 @@ export class RecordBatch {
     }
     return node && node.k === NUM && node.a && node.c === this.length && node.n ? node.n : null;
   }
-}
-
-/**
- * The fields object of sample i (absent fields left out): generated code with one constant-key
- * store per field where allowed, else a loop. Field names are never __proto__ (the server
- * refuses it), and are JSON-quoted into the code.
- */
-function fieldsBuilder(names: readonly string[], columns: readonly Column[]): (i: number) => Record<string, FieldValue> {
-  if (canGenerate() && !names.includes('__proto__')) {
-    const body = names.map((name, f) => `v = c[${f}][i]; if (v !== null && v !== undefined) o[${JSON.stringify(name)}] = v;`).join('\n');
-    // eslint-disable-next-line @typescript-eslint/no-implied-eval -- the code holds JSON-quoted names only
-    return new Function('c', `return function (i) { const o = {}; let v; ${body}\nreturn o; };`)(columns) as (i: number) => Record<string, FieldValue>;
-  }
-  return (i) => {
-    const fields: Record<string, FieldValue> = {};
-    for (let f = 0; f < names.length; f++) {
-      const v = columns[f]![i];
-      if (v !== null && v !== undefined) fields[names[f]!] = v;
-    }
-    return fields;
-  };
 }
 
 function splitPath(path: string): string[] {
