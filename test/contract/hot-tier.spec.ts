@@ -49,6 +49,20 @@ describe.each(adapters)('HotTier contract: %s', (_name, adapter) => {
     expect(logs.find((l) => l.id === seriesId(key(1)))?.key).toEqual(key(1));
   });
 
+  it('reads back every log of a window holding more series than one read of a flush fetches', async () => {
+    const { tier, ref } = await start();
+    const n = 2_500;
+    await tier.append(Array.from({ length: n }, (_, i) => entry(ref, 0, i, [i & 0xff, i >> 8])));
+    const logs = await tier.readWindow(ref, 0);
+    expect(logs).toHaveLength(n);
+    const seen = new Map(logs.map((l) => [l.id, l]));
+    for (let i = 0; i < n; i++) {
+      const log = seen.get(seriesId(key(i)));
+      expect(log && [...log.data]).toEqual([i & 0xff, i >> 8]);
+      expect(log?.key).toEqual(key(i));
+    }
+  });
+
   it('scans one metric over the windows a range overlaps', async () => {
     const { tier, ref } = await start();
     await tier.append([entry(ref, 0, 1, [1]), entry(ref, 0, 2, [2]), entry(ref, H, 1, [3]), entry(ref, 2 * H, 1, [4])]);

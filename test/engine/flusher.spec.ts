@@ -69,11 +69,12 @@ describe('Flusher encoding', () => {
     const writer = new Writer(hot, { ...opts, maxRecordBytes: 1 << 16 });
     const limits = { maxSamplesPerRequest: 1e6, maxFieldsPerSample: 9, maxTags: 9, maxTagLength: 99, maxFutureMs: 0, maxNestingDepth: 64 };
     const write = (samples: unknown[]) => writer.write(parseWrite({ kind: 'json', body: { samples } }, limits, clock.now()));
-    // Many series (the encoder asks them in id order, not in arrival order), out-of-order and
-    // overwritten timestamps, nested records and strings, series of one sample.
-    await write(Array.from({ length: 300 }, (_, i) => ({ metric: `m${i % 3}`, tags: { host: `h${i}` }, ts: H0 + 60_000 - i * 100, fields: { v: i } })));
-    await write(Array.from({ length: 300 }, (_, i) => ({ metric: `m${i % 3}`, tags: { host: `h${i}` }, ts: H0 + 1_000 + i, fields: { v: -i, s: `x${i}` } })));
-    await write(Array.from({ length: 150 }, (_, i) => ({ metric: `m${(i * 2) % 3}`, tags: { host: `h${i * 2}` }, ts: H0 + 60_000 - i * 200, fields: { v: i + 0.5 } })));
+    // More series than one release slice (the encoder asks them in id order, not in arrival
+    // order), out-of-order and overwritten timestamps, nested records and strings.
+    const n = 2_100;
+    await write(Array.from({ length: n }, (_, i) => ({ metric: `m${i % 3}`, tags: { host: `h${i}` }, ts: H0 + 300_000 - i * 100, fields: { v: i } })));
+    await write(Array.from({ length: n }, (_, i) => ({ metric: `m${i % 3}`, tags: { host: `h${i}` }, ts: H0 + 1_000 + i, fields: { v: -i, s: `x${i}` } })));
+    await write(Array.from({ length: n / 2 }, (_, i) => ({ metric: `m${(i * 2) % 3}`, tags: { host: `h${i * 2}` }, ts: H0 + 300_000 - i * 200, fields: { v: i + 0.5 } })));
     await write(Array.from({ length: 20 }, (_, i) => ({ metric: 'rec', tags: { machine: `k${i}` }, ts: H0 + 5_000 + i, fields: { r: { a: i, b: [i, { c: `y${i}` }] } } })));
     const logs = await hot.readWindow(ref, H0);
     const expected = encodeSegment({
@@ -87,13 +88,13 @@ describe('Flusher encoding', () => {
     });
     const catalogs = new CatalogStore(objects);
     const stats = await new Flusher(hot, objects, catalogs, { ...opts, owner: 'me', leaseTtlMs: 60_000, clock }).flushAll(clock.now());
-    expect(stats).toMatchObject({ objects: 1, series: 320, samples: 300 + 300 + 20 });
+    expect(stats).toMatchObject({ objects: 1, series: n + 20, samples: 2 * n + 20 });
     const { catalog } = await catalogs.load(ref, Math.floor(H0 / DAY_MS) * DAY_MS);
     expect(catalog.entries).toHaveLength(1);
     const entry = catalog.entries[0]!;
     const got = await objects.get(entry.key);
     expect(got && !got.notModified ? Buffer.from(got.body).equals(Buffer.from(expected)) : null).toBe(true);
-    expect(entry).toMatchObject({ series: 320, samples: 620, minTs: H0 + 1_000, maxTs: H0 + 60_000 });
+    expect(entry).toMatchObject({ series: n + 20, samples: 2 * n + 20, minTs: H0 + 1_000, maxTs: H0 + 300_000 });
     expect(await hot.openWindows(ref)).toEqual([]);
     await hot.close();
   });
