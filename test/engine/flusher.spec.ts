@@ -69,7 +69,7 @@ describe('Flusher encoding', () => {
     const writer = new Writer(hot, { ...opts, maxRecordBytes: 1 << 16 });
     const limits = { maxSamplesPerRequest: 1e6, maxFieldsPerSample: 9, maxTags: 9, maxTagLength: 99, maxFutureMs: 0, maxNestingDepth: 64 };
     const write = (samples: unknown[]) => writer.write(parseWrite({ kind: 'json', body: { samples } }, limits, clock.now()));
-    // More series than one release slice (the encoder asks them in id order, not in arrival
+    // More series than four release slices (the encoder asks them in id order, not in arrival
     // order), out-of-order and overwritten timestamps, nested records and strings.
     const n = 2_100;
     await write(Array.from({ length: n }, (_, i) => ({ metric: `m${i % 3}`, tags: { host: `h${i}` }, ts: H0 + 300_000 - i * 100, fields: { v: i } })));

@@ -26,7 +26,7 @@ export interface FlushStats {
 }
 
 /** Series logs released per hot-tier call. */
-const RELEASE_SLICE = 2_000;
+const RELEASE_SLICE = 500;
 
 /**
  * The segment worker's core: turns closed hot windows into immutable segment parts.
