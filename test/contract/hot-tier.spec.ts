@@ -181,6 +181,24 @@ describe('embedded hot tier log', () => {
   });
 });
 
+describe('embedded hot tier log of many small series', () => {
+  it('is not rewritten while nothing was released, however much its keys and framing outweigh the samples', async () => {
+    const { statSync } = await import('node:fs');
+    const dir = tempDir('hotlog3');
+    const tier = await EmbeddedHotTier.open({ dir, fsync: 'never', compactSlackBytes: 1024 });
+    const ref = { ns: 'c', shard: 0 };
+    const keyOf = (i: number) => ({ metric: 'node_cpu_seconds', tags: { host: `host-${i}`, dc: `dc-${i % 8}` } });
+    await tier.append([{ ref, window: 0, id: seriesId(keyOf(0)), key: keyOf(0), data: Uint8Array.of(1, 2, 3, 4) }]);
+    const inode = statSync(`${dir}/hot.wal`).ino;
+    for (let round = 0; round < 5; round++)
+      await tier.append(Array.from({ length: 200 }, (_, i) => ({ ref, window: 0, id: seriesId(keyOf(i)), key: keyOf(i), data: Uint8Array.of(round, 2, 3, 4) })));
+    await tier.close();
+    // A rewrite publishes a new file by rename: the same inode means the log was only appended to.
+    expect(statSync(`${dir}/hot.wal`).ino).toBe(inode);
+    expect(statSync(`${dir}/hot.wal`).size).toBeGreaterThan(10 * 1024);
+  });
+});
+
 describe('embedded hot tier log rewrite under load', () => {
   it('acknowledges appends that arrive while the log is being rewritten', async () => {
     const dir = tempDir('hotlog2');

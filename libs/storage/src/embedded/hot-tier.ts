@@ -74,6 +74,8 @@ export class EmbeddedHotTier implements HotTier {
   /** File size right after the last rewrite (0: never rewritten in this process). */
   private rewrittenBytes = 0;
   private liveBytes = 0;
+  /** Sample bytes released since the log was last rewritten (or since it began): what a rewrite would drop. */
+  private releasedBytes = 0;
   private pending: { buf: Buffer; apply: () => void; resolve: () => void; reject: (e: unknown) => void }[] = [];
   private writing: Promise<void> | null = null;
   /** A failed append may have left bytes after `fileBytes`; they are cut off before the next write. */
@@ -121,7 +123,11 @@ export class EmbeddedHotTier implements HotTier {
     // Framing and series keys make a freshly rewritten file larger than the live data, so count
     // only what was appended since the last rewrite, or one rewrite would call for the next.
     const grown = this.fileBytes - this.rewrittenBytes;
-    return grown > (this.options.compactSlackBytes ?? 64 * 1024 * 1024) && this.fileBytes - this.liveBytes > this.liveBytes;
+    // Sample bytes on both sides: each record's framing and key cost the same whether its bytes
+    // are live or released. (Against the file size, keys and framing made a log of many series
+    // with a few bytes each look mostly released: at a million series it was rewritten whole
+    // every 64 MB of appends, with appends waiting meanwhile.)
+    return grown > (this.options.compactSlackBytes ?? 64 * 1024 * 1024) && this.releasedBytes > this.liveBytes;
   }
 
   private shard(ref: ShardRef): ShardState {
@@ -151,12 +157,14 @@ export class EmbeddedHotTier implements HotTier {
         if (r.length >= log.length) {
           w.delete(r.id);
           this.liveBytes -= log.length;
+          this.releasedBytes += log.length;
           if (--log.series.logs === 0) this.series.delete(log.series.id);
         } else {
           // A copy, so the released bytes are freed.
           const rest = log.buf.slice(r.length, log.length);
           log.buf = rest;
           this.liveBytes -= log.length - rest.length;
+          this.releasedBytes += log.length - rest.length;
           log.length = rest.length;
         }
         if (w.size === 0) s.windows.delete(r.window);
@@ -329,6 +337,7 @@ export class EmbeddedHotTier implements HotTier {
     this.file = await open(this.path, 'a');
     this.fileBytes = bytes;
     this.rewrittenBytes = bytes;
+    this.releasedBytes = 0;
   }
 
   /**
