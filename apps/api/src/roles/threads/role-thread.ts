@@ -16,8 +16,9 @@ const STOP_TIMEOUT_MS = 120_000;
 /**
  * Young generation of each role thread's heap. V8 sizes it from the machine's memory (192 MB on a
  * 24 GB host), and a pass that allocates a lot of short-lived garbage (decoded blocks, encoded
- * columns) fills it: three threads then hold ~380 MB of nursery between passes. 32 MB keeps the
- * scavenges cheap and measured the same pass times (docs/benchmarks.md, "Levers tried").
+ * columns) fills it: three threads then hold ~380 MB of nursery between passes. With 32 MB the
+ * cardinality bench's flush, compaction and rollup passes stayed within their run-to-run spread
+ * (docs/benchmarks.md, "Levers tried").
  */
 const YOUNG_GENERATION_MB = 32;
 
