@@ -37,7 +37,12 @@ export async function runRoleThread(build: (config: Config, hot: HotTier, clock:
   const port = parentPort;
   if (isMainThread || !port) throw new Error('a role thread entry runs in a worker thread; the server starts it (apps/api/src/roles/threads/role-thread.ts)');
   const data = workerData as ThreadData;
-  if (process.platform === 'linux') setPriority(ROLE_THREAD_NICE); // this thread only (pid 0 = the calling thread on Linux)
+  if (process.platform === 'linux')
+    try {
+      setPriority(ROLE_THREAD_NICE); // this thread only (pid 0 = the calling thread on Linux)
+    } catch {
+      // A sandbox that refuses setpriority: the thread runs at the process's priority, as before.
+    }
   const config = Object.freeze(data.config);
   const clock = systemClock;
   const hot: HotTier = data.hotPort ? new HotTierClient(data.hotPort) : openRedisHotTier(config);
