@@ -10,6 +10,7 @@
 //   BENCH_INTERVAL_S (10) BENCH_MODES (embedded; add redis+s3) BENCH_ROUNDS_IN_FLIGHT (2)
 //   BENCH_REPEATS (5) BENCH_WRITE_DOC (1: docs/bench-results/cardinality-latest.json)
 //   BENCH_CPU_PROF (0; 1 = the S4 server runs with --cpu-prof into $BENCH_WORK/prof)
+//   BENCH_S4_NODE_ARGS (extra node options for the S4 process, e.g. --heap-prof; space-separated)
 // Quick try: BENCH_METRICS=5 BENCH_HOSTS=200 BENCH_MINUTES=10 BENCH_WRITE_DOC=0 npm run bench -- cardinality
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { decodeCatalog } from '../../libs/format/dist/index.js';
@@ -35,6 +36,7 @@ const K = {
   vmPort: num('BENCH_VM_PORT', 18428),
 };
 const ROOT = new URL('../../', import.meta.url).pathname;
+const nodeArgs = (env.BENCH_S4_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const WORK = env.BENCH_WORK || '/tmp/s4-bench';
 const HOUR = 3_600_000;
 const log = (...a) => console.error(`[cardinality ${new Date().toISOString().slice(11, 19)}]`, ...a);
@@ -232,7 +234,7 @@ async function runS4(mode) {
   rmSync(dataDir, { recursive: true, force: true });
   mkdirSync(dataDir, { recursive: true });
   const prof = env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', `--cpu-prof-dir=${join(WORK, 'prof')}`] : [];
-  const child = start(process.execPath, ['--max-old-space-size=12288', ...prof, join(ROOT, 'apps/api/dist/main.js')], { env: childEnv(s4Env(mode, dataDir)), log: join(WORK, `card-${mode}.log`) });
+  const child = start(process.execPath, ['--max-old-space-size=12288', ...prof, ...nodeArgs, join(ROOT, 'apps/api/dist/main.js')], { env: childEnv(s4Env(mode, dataDir)), log: join(WORK, `card-${mode}.log`) });
   const base = `http://127.0.0.1:${K.s4Port}`;
   try {
     await Promise.race([waitHttp(`${base}/readyz`, 60_000), child.exitedPromise.then((x) => Promise.reject(new Error(`S4 exited during start: ${JSON.stringify(x)}`)))]);

@@ -251,7 +251,7 @@ async function startS4(mode) {
   mkdirSync(dataDir, { recursive: true });
   const logf = join(WORK, `${name}.log`);
   const prof = env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', `--cpu-prof-dir=${join(WORK, 'prof')}`] : [];
-  const child = start(process.execPath, [...prof, join(ROOT, 'apps/api/dist/main.js')], { env: childEnv(s4Env(mode, dataDir)), log: logf });
+  const child = start(process.execPath, [...prof, ...(env.BENCH_S4_NODE_ARGS ?? '').split(' ').filter(Boolean), join(ROOT, 'apps/api/dist/main.js')], { env: childEnv(s4Env(mode, dataDir)), log: logf });
   const url = `http://127.0.0.1:${K.s4Port}`;
   await Promise.race([waitHttp(`${url}/readyz`, 60_000), child.exitedPromise.then((x) => Promise.reject(new Error(`S4 (${mode}) exited during start: ${JSON.stringify(x)}; see ${logf}`)))]);
   return { child, url, dataDir, mode };

@@ -20,6 +20,7 @@
 #   BENCH_BATCH_RECORDS (500) BENCH_INGEST_CONCURRENCY (4) BENCH_VERIFY_MACHINES (10)
 #   BENCH_MODES (embedded,redis+s3) BENCH_PG_PORT (18432) BENCH_WRITE_DOC, BENCH_WORK, ports as above
 #   BENCH_CPU_PROF (0; 1 = the S4 server runs with --cpu-prof into $BENCH_WORK/prof)
+#   BENCH_S4_NODE_ARGS (extra node options for the S4 process, space-separated; also cardinality)
 # Smoke run: BENCH_MACHINES=20 BENCH_RECORD_MINUTES=10 BENCH_WRITE_DOC=0 npm run bench -- records
 #
 # Cardinality workload (issue 12): `npm run bench -- cardinality`. BENCH_METRICS × BENCH_HOSTS
@@ -27,6 +28,7 @@
 # half-way, one request per scrape round, into S4 and VictoriaMetrics; runs scripts/bench/cardinality.mjs.
 # Knobs: BENCH_METRICS (20) BENCH_HOSTS (50000) BENCH_MINUTES (60) BENCH_INTERVAL_S (10)
 #   BENCH_MODES (embedded; add redis+s3) BENCH_ROUNDS_IN_FLIGHT (2) BENCH_REPEATS (5) BENCH_CPU_PROF (0)
+#   BENCH_S4_NODE_ARGS (e.g. "--import ./probe.mjs" or --max-semi-space-size=16)
 # Smoke run: BENCH_METRICS=5 BENCH_HOSTS=200 BENCH_MINUTES=10 BENCH_WRITE_DOC=0 npm run bench -- cardinality
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."

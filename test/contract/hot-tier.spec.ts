@@ -49,6 +49,20 @@ describe.each(adapters)('HotTier contract: %s', (_name, adapter) => {
     expect(logs.find((l) => l.id === seriesId(key(1)))?.key).toEqual(key(1));
   });
 
+  it('reads back every log of a window holding more series than one read of a flush fetches', async () => {
+    const { tier, ref } = await start();
+    const n = 2_500;
+    await tier.append(Array.from({ length: n }, (_, i) => entry(ref, 0, i, [i & 0xff, i >> 8])));
+    const logs = await tier.readWindow(ref, 0);
+    expect(logs).toHaveLength(n);
+    const seen = new Map(logs.map((l) => [l.id, l]));
+    for (let i = 0; i < n; i++) {
+      const log = seen.get(seriesId(key(i)));
+      expect(log && [...log.data]).toEqual([i & 0xff, i >> 8]);
+      expect(log?.key).toEqual(key(i));
+    }
+  });
+
   it('scans one metric over the windows a range overlaps', async () => {
     const { tier, ref } = await start();
     await tier.append([entry(ref, 0, 1, [1]), entry(ref, 0, 2, [2]), entry(ref, H, 1, [3]), entry(ref, 2 * H, 1, [4])]);
@@ -164,6 +178,24 @@ describe('embedded hot tier log', () => {
     const again = await EmbeddedHotTier.open({ dir, fsync: 'never' });
     expect((await again.readWindow(ref, H)).map((l) => [...l.data])).toEqual([[7]]);
     await again.close();
+  });
+});
+
+describe('embedded hot tier log of many small series', () => {
+  it('is not rewritten while nothing was released, however much its keys and framing outweigh the samples', async () => {
+    const { statSync } = await import('node:fs');
+    const dir = tempDir('hotlog3');
+    const tier = await EmbeddedHotTier.open({ dir, fsync: 'never', compactSlackBytes: 1024 });
+    const ref = { ns: 'c', shard: 0 };
+    const keyOf = (i: number) => ({ metric: 'node_cpu_seconds', tags: { host: `host-${i}`, dc: `dc-${i % 8}` } });
+    await tier.append([{ ref, window: 0, id: seriesId(keyOf(0)), key: keyOf(0), data: Uint8Array.of(1, 2, 3, 4) }]);
+    const inode = statSync(`${dir}/hot.wal`).ino;
+    for (let round = 0; round < 5; round++)
+      await tier.append(Array.from({ length: 200 }, (_, i) => ({ ref, window: 0, id: seriesId(keyOf(i)), key: keyOf(i), data: Uint8Array.of(round, 2, 3, 4) })));
+    await tier.close();
+    // A rewrite publishes a new file by rename: the same inode means the log was only appended to.
+    expect(statSync(`${dir}/hot.wal`).ino).toBe(inode);
+    expect(statSync(`${dir}/hot.wal`).size).toBeGreaterThan(10 * 1024);
   });
 });
 

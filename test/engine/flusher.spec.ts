@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { segmentKey, type HotTier, type ObjectStore } from '@s4/core';
-import { CatalogStore, Flusher, QueryEngine, Writer, parseWrite } from '@s4/engine';
+import { DAY_MS, segmentKey, type HotTier, type ObjectStore } from '@s4/core';
+import { CatalogStore, Flusher, QueryEngine, Writer, mergeSources, parseWrite } from '@s4/engine';
+import { decodeRecords, encodeSegment } from '@s4/format';
 import { EmbeddedHotTier, FilesystemObjectStore } from '@s4/storage';
 
 async function adapters(): Promise<{ hot: HotTier; objects: ObjectStore }> {
@@ -54,6 +55,47 @@ describe('Flusher uploads', () => {
     const out = [];
     for await (const s of query.query({ metric: 'm', tags: {}, from: H0, to: H0 + 3_600_000 })) out.push(s);
     expect(out[0]!.ts).toHaveLength(100);
+    await hot.close();
+  });
+});
+
+describe('Flusher encoding', () => {
+  it('writes the part that encoding the whole decoded window at once writes, with its span in the catalog', async () => {
+    const { hot, objects } = await adapters();
+    const opts = { ns: 'default', shards: 1 };
+    const ref = { ns: 'default', shard: 0 };
+    const clock = { now: () => Date.UTC(2026, 0, 2) };
+    const H0 = Date.UTC(2026, 0, 1);
+    const writer = new Writer(hot, { ...opts, maxRecordBytes: 1 << 16 });
+    const limits = { maxSamplesPerRequest: 1e6, maxFieldsPerSample: 9, maxTags: 9, maxTagLength: 99, maxFutureMs: 0, maxNestingDepth: 64 };
+    const write = (samples: unknown[]) => writer.write(parseWrite({ kind: 'json', body: { samples } }, limits, clock.now()));
+    // More series than four release slices (the encoder asks them in id order, not in arrival
+    // order), out-of-order and overwritten timestamps, nested records and strings.
+    const n = 2_100;
+    await write(Array.from({ length: n }, (_, i) => ({ metric: `m${i % 3}`, tags: { host: `h${i}` }, ts: H0 + 300_000 - i * 100, fields: { v: i } })));
+    await write(Array.from({ length: n }, (_, i) => ({ metric: `m${i % 3}`, tags: { host: `h${i}` }, ts: H0 + 1_000 + i, fields: { v: -i, s: `x${i}` } })));
+    await write(Array.from({ length: n / 2 }, (_, i) => ({ metric: `m${(i * 2) % 3}`, tags: { host: `h${i * 2}` }, ts: H0 + 300_000 - i * 200, fields: { v: i + 0.5 } })));
+    await write(Array.from({ length: 20 }, (_, i) => ({ metric: 'rec', tags: { machine: `k${i}` }, ts: H0 + 5_000 + i, fields: { r: { a: i, b: [i, { c: `y${i}` }] } } })));
+    const logs = await hot.readWindow(ref, H0);
+    const expected = encodeSegment({
+      ns: ref.ns,
+      shard: ref.shard,
+      window: H0,
+      series: logs.map((l) => {
+        const m = mergeSources([{ data: decodeRecords(l.data), sortedUnique: false }]);
+        return { id: l.id, metric: l.key.metric, tags: { ...l.key.tags }, ts: m.ts, fields: m.fields };
+      }),
+    });
+    const catalogs = new CatalogStore(objects);
+    const stats = await new Flusher(hot, objects, catalogs, { ...opts, owner: 'me', leaseTtlMs: 60_000, clock }).flushAll(clock.now());
+    expect(stats).toMatchObject({ objects: 1, series: n + 20, samples: 2 * n + 20 });
+    const { catalog } = await catalogs.load(ref, Math.floor(H0 / DAY_MS) * DAY_MS);
+    expect(catalog.entries).toHaveLength(1);
+    const entry = catalog.entries[0]!;
+    const got = await objects.get(entry.key);
+    expect(got && !got.notModified ? Buffer.from(got.body).equals(Buffer.from(expected)) : null).toBe(true);
+    expect(entry).toMatchObject({ series: n + 20, samples: 2 * n + 20, minTs: H0 + 1_000, maxTs: H0 + 300_000 });
+    expect(await hot.openWindows(ref)).toEqual([]);
     await hot.close();
   });
 });

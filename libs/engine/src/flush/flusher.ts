@@ -1,6 +1,6 @@
-import { LeaseLostError, PreconditionFailedError, WINDOW_MS, allShards, segmentKey, type Clock, type HotLog, type HotTier, type Lease, type ObjectStore, type ShardRef } from '@s4/core';
+import { LeaseLostError, PreconditionFailedError, WINDOW_MS, allShards, segmentKey, type Clock, type HotLog, type HotTier, type Lease, type ObjectStore, type SeriesColumns, type ShardRef } from '@s4/core';
 import { decodeRecords, encodeSegment, type SegmentSeriesInput } from '@s4/format';
-import { CatalogStore, entryOf, nextPart, spanOf } from '../catalog/catalog-store.js';
+import { CatalogStore, entryOf, nextPart } from '../catalog/catalog-store.js';
 import { mergeSources } from '../columns/merge.js';
 import { mapLimit } from '../concurrency.js';
 import { addCounts } from '../counts.js';
@@ -24,6 +24,9 @@ export interface FlushStats {
   /** Shards with closed windows that another owner's lease kept this pass from flushing. */
   busyShards: number;
 }
+
+/** Series logs released per hot-tier call. */
+const RELEASE_SLICE = 500;
 
 /**
  * The segment worker's core: turns closed hot windows into immutable segment parts.
@@ -99,9 +102,11 @@ export class Flusher {
     const ref = lease.ref;
     const logs = (await this.hot.readWindow(ref, window)).filter((l) => l.data.length > 0);
     if (logs.length === 0) return { objects: 0, series: 0, samples: 0, bytes: 0, busyShards: 0 };
-    const series = logs.map(toSegmentSeries).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const decoded = new WindowSeries(logs);
+    const series = decoded.series;
     const { catalog } = await this.catalogs.load(ref, window);
     const bytes = encodeSegment({ ns: ref.ns, shard: ref.shard, window, series });
+    const span = decoded.span();
     // Create-only: an earlier attempt of this flush (same fence, same next part) may have timed
     // out yet still land later; unconditional, its older bytes could replace a registered part.
     // Taken keys are skipped (an orphan there is the sweeper's).
@@ -117,16 +122,71 @@ export class Flusher {
       }
     }
 
-    const span = spanOf(series);
     await this.catalogs.add(ref, entryOf(key, bytes, { window, part, fence: lease.fence, series, ...span, createdAt: this.options.clock.now() }));
     await this.hot.bumpGeneration(lease);
-    await this.hot.release(lease, window, logs.map((l) => ({ id: l.id, length: l.data.length })));
+    // In slices: each release is one hot-tier call (a Lua script in Redis, a logged commit applied
+    // on the HTTP thread in embedded mode), so a window of 100,000 series never holds either for
+    // long. A crash between slices leaves the rest hot; the next flush writes it again (readers
+    // de-duplicate).
+    for (let i = 0; i < logs.length; i += RELEASE_SLICE)
+      await this.hot.release(lease, window, logs.slice(i, i + RELEASE_SLICE).map((l) => ({ id: l.id, length: l.data.length })));
     return { objects: 1, series: series.length, samples: span.samples, bytes: bytes.length, busyShards: 0 };
   }
 }
 
-function toSegmentSeries(log: HotLog): SegmentSeriesInput {
-  const merged = mergeSources([{ data: decodeRecords(log.data), sortedUnique: false }]);
-  return { id: log.id, metric: log.key.metric, tags: { ...log.key.tags }, ts: merged.ts, fields: merged.fields };
-}
+/**
+ * The window's series for encodeSegment, decoded one at a time. The encoder takes every series of
+ * the window up front but reads each one's columns once, in id order, so decoding on access keeps
+ * a single series' columns alive instead of the window's: decoded values are several times their
+ * log bytes (nested records ~5×, floats ~3×), and a window of a busy shard holds hundreds of MB
+ * of log bytes. The last series decoded is kept (the encoder reads `ts`, then `fields`); of the
+ * others only what the catalog entry needs (count, first and last timestamp).
+ */
+class WindowSeries {
+  readonly series: SegmentSeriesInput[];
+  private last: { log: HotLog; columns: SeriesColumns } | null = null;
+  private readonly spans = new Map<HotLog, { samples: number; minTs: number; maxTs: number }>();
 
+  constructor(private readonly logs: readonly HotLog[]) {
+    const decode = (log: HotLog) => this.decode(log);
+    this.series = logs
+      .map((log) => ({
+        id: log.id,
+        metric: log.key.metric,
+        tags: { ...log.key.tags },
+        get ts() {
+          return decode(log).ts;
+        },
+        get fields() {
+          return decode(log).fields;
+        },
+      }))
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  /** Samples and time range of the window (catalog entry), from what encoding decoded; call it after encoding. */
+  span(): { samples: number; minTs: number; maxTs: number } {
+    this.last = null;
+    let samples = 0;
+    let minTs = Infinity;
+    let maxTs = -Infinity;
+    for (const log of this.logs) {
+      if (!this.spans.has(log)) this.decode(log);
+      const s = this.spans.get(log)!;
+      if (s.samples === 0) continue;
+      samples += s.samples;
+      minTs = Math.min(minTs, s.minTs);
+      maxTs = Math.max(maxTs, s.maxTs);
+    }
+    return { samples, minTs, maxTs };
+  }
+
+  private decode(log: HotLog): SeriesColumns {
+    if (this.last?.log === log) return this.last.columns;
+    const columns = mergeSources([{ data: decodeRecords(log.data), sortedUnique: false }]);
+    this.last = { log, columns };
+    const n = columns.ts.length;
+    this.spans.set(log, { samples: n, minTs: n > 0 ? columns.ts[0]! : 0, maxTs: n > 0 ? columns.ts[n - 1]! : 0 });
+    return columns;
+  }
+}

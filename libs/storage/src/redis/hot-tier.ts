@@ -34,6 +34,9 @@ export function shardPrefix(ref: ShardRef): string {
   return `s4:{${ref.ns}:${ref.shard}}:`;
 }
 
+/** Logs fetched per MGET when a window is read for flushing. */
+const READ_SLICE = 1_000;
+
 const holder = (lease: Lease) => `${lease.owner}|${lease.fence}`;
 
 export interface RedisHotTierOptions extends RedisOptions {
@@ -178,12 +181,17 @@ export class RedisHotTier implements HotTier {
       const meta = await this.redis.hgetall(`${wp}meta`);
       const ids = Object.keys(meta);
       if (ids.length === 0) return [];
-      const logs = await this.redis.mgetBuffer(...ids.map((id) => `${wp}log:${id}`));
+      // One MGET per slice of keys, not one for the window: a single command over 100,000 logs
+      // would hold Redis (every other client of the shard waits) and build one huge reply.
       const out: HotLog[] = [];
-      ids.forEach((id, i) => {
-        const data = logs[i];
-        if (data) out.push({ id, key: JSON.parse(meta[id]!) as SeriesKey, window, data });
-      });
+      for (let at = 0; at < ids.length; at += READ_SLICE) {
+        const slice = ids.slice(at, at + READ_SLICE);
+        const logs = await this.redis.mgetBuffer(...slice.map((id) => `${wp}log:${id}`));
+        slice.forEach((id, i) => {
+          const data = logs[i];
+          if (data) out.push({ id, key: JSON.parse(meta[id]!) as SeriesKey, window, data });
+        });
+      }
       return out;
     });
   }

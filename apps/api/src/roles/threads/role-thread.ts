@@ -13,6 +13,14 @@ const RESTART_MAX_MS = 60_000;
 const HEALTHY_MS = 60_000;
 /** How long a stopping thread may take to finish its running pass before it is terminated. */
 const STOP_TIMEOUT_MS = 120_000;
+/**
+ * Young generation of each role thread's heap. V8 sizes it from the machine's memory (192 MB on a
+ * 24 GB host), and a pass that allocates a lot of short-lived garbage (decoded blocks, encoded
+ * columns) fills it: three threads then hold ~380 MB of nursery between passes. With 32 MB the
+ * cardinality bench's flush, compaction and rollup passes stayed within their run-to-run spread
+ * (docs/benchmarks.md, "Levers tried").
+ */
+const YOUNG_GENERATION_MB = 32;
 
 /** What the main thread learns from a role thread (the process wires it to its Metrics). */
 const PASS_NAME: Record<WorkerRole, string> = { segment: 'flush', aggregate: 'aggregation', compact: 'compaction' };
@@ -130,7 +138,7 @@ export class RoleThread {
       hotPort = channel.port2;
     }
     const data: ThreadData = { role, config, periodic, hotPort };
-    const worker = new Worker(this.entry, { workerData: data, transferList: hotPort ? [hotPort] : [] });
+    const worker = new Worker(this.entry, { workerData: data, transferList: hotPort ? [hotPort] : [], resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } });
     this.worker = worker;
     this.startedAt = Date.now();
     this.lastError = null;

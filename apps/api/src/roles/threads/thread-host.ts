@@ -1,3 +1,4 @@
+import { setPriority } from 'node:os';
 import { isMainThread, parentPort, threadId, workerData } from 'node:worker_threads';
 import { systemClock, type Clock, type HotTier } from '@s4/core';
 import type { Config } from '@s4/config';
@@ -5,6 +6,14 @@ import { PeriodicWorker } from '@s4/engine';
 import { REQUESTS, openRedisHotTier } from '../../stores.js';
 import { HotTierClient } from './hot-tier-rpc.js';
 import { toWire, type CallMethod, type FromThread, type PassStats, type ThreadData, type ToThread, type Trigger } from './wire.js';
+
+/**
+ * Nice value of a role thread. On Linux the nice value is per thread, so a pass (encoding a window,
+ * folding parts, rolling up) that wants the same core as the HTTP thread gets about a third of its
+ * share instead of half, and `/readyz` and small queries stay fast while it runs; on an idle core
+ * the pass runs at full speed. Elsewhere setpriority would renice the whole process, so it is left.
+ */
+const ROLE_THREAD_NICE = 5;
 
 /** What a role's composition root hands to its thread. */
 export interface RoleWork {
@@ -28,6 +37,12 @@ export async function runRoleThread(build: (config: Config, hot: HotTier, clock:
   const port = parentPort;
   if (isMainThread || !port) throw new Error('a role thread entry runs in a worker thread; the server starts it (apps/api/src/roles/threads/role-thread.ts)');
   const data = workerData as ThreadData;
+  if (process.platform === 'linux')
+    try {
+      setPriority(ROLE_THREAD_NICE); // this thread only (pid 0 = the calling thread on Linux)
+    } catch {
+      // A sandbox that refuses setpriority: the thread runs at the process's priority, as before.
+    }
   const config = Object.freeze(data.config);
   const clock = systemClock;
   const hot: HotTier = data.hotPort ? new HotTierClient(data.hotPort) : openRedisHotTier(config);
