@@ -103,17 +103,8 @@ function decodePayload(r: ByteReader, str: () => string, bytes: Uint8Array): Wal
   const ns = str();
   const shard = r.u32();
   switch (type) {
-    case WAL_RECORD_TYPES.append: {
-      const window = r.f64();
-      const id = str();
-      const key = str();
-      const n = r.u32();
-      r.need(n);
-      // A copy: the log file's buffer must not stay alive behind every hot log.
-      const data = bytes.slice(r.pos, r.pos + n);
-      r.pos += n;
-      return { type: 'append', ns, shard, window, id, key, data };
-    }
+    case WAL_RECORD_TYPES.append:
+      return { type: 'append', ns, shard, ...readAppendBody(r, str, bytes) };
     case WAL_RECORD_TYPES.release:
       return { type: 'release', ns, shard, window: r.f64(), id: str(), length: r.f64() };
     case WAL_RECORD_TYPES.generation:
@@ -190,16 +181,22 @@ function decodeAppends(r: ByteReader, str: () => string, bytes: Uint8Array): Wal
     const ns = names[at];
     if (ns === undefined) return r.fail(`namespace ${at} of an append is not in the record's table of ${names.length}`);
     const shard = r.u32();
-    const window = r.f64();
-    const id = str();
-    const key = str();
-    const n = r.u32();
-    r.need(n);
-    const data = bytes.slice(r.pos, r.pos + n);
-    r.pos += n;
-    entries.push({ ns, shard, window, id, key, data });
+    entries.push({ ns, shard, ...readAppendBody(r, str, bytes) });
   }
   return { type: 'appends', entries };
+}
+
+/** window | id | key | data, as both append record types hold them after namespace and shard. */
+function readAppendBody(r: ByteReader, str: () => string, bytes: Uint8Array): { window: number; id: string; key: string; data: Uint8Array } {
+  const window = r.f64();
+  const id = str();
+  const key = str();
+  const n = r.u32();
+  r.need(n);
+  // A copy: the log file's buffer must not stay alive behind every hot log.
+  const data = bytes.slice(r.pos, r.pos + n);
+  r.pos += n;
+  return { window, id, key, data };
 }
 
 /** Lengths and shard numbers are u32: out of range is a caller's bug, never a silently wrapped value. */
