@@ -41,6 +41,14 @@ describe.each(adapters)('CardinalityStore contract: %s', (_name, open) => {
     expect(await store.admit(ns, refs('c', 0, 2), limits, T + 2 + H)).toEqual({ admitted: true, fresh: 2 });
   });
 
+  it('admits one request of 100,000 new series (the script gets them as one argument list, not a spread)', async () => {
+    const store = open();
+    const ns = uniqueNamespace();
+    const limits = { maxActiveSeries: undefined, maxNewSeriesPerMinute: undefined, activeMs: H };
+    expect(await store.admit(ns, refs('big', 0, 100_000), limits, T)).toEqual({ admitted: true, fresh: 100_000 });
+    expect(await store.admit(ns, refs('big', 0, 100_000), limits, T + 1)).toEqual({ admitted: true, fresh: 0 });
+  });
+
   it('limits new series per minute', async () => {
     const store = open();
     const ns = uniqueNamespace();

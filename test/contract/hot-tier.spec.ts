@@ -63,6 +63,16 @@ describe.each(adapters)('HotTier contract: %s', (_name, adapter) => {
     }
   });
 
+  it('takes one append and one release of 40,000 series of one shard (a scraper round)', async () => {
+    const { tier, ref } = await start();
+    const n = 40_000;
+    await tier.append(Array.from({ length: n }, (_, i) => entry(ref, 0, i, [i & 0xff])));
+    expect(await tier.readWindow(ref, 0)).toHaveLength(n);
+    const lease = (await tier.acquireLease(ref, 'w', 10_000))!;
+    await tier.release(lease, 0, Array.from({ length: n }, (_, i) => ({ id: seriesId(key(i)), length: 1 })));
+    expect(await tier.openWindows(ref)).toEqual([]);
+  });
+
   it('scans one metric over the windows a range overlaps', async () => {
     const { tier, ref } = await start();
     await tier.append([entry(ref, 0, 1, [1]), entry(ref, 0, 2, [2]), entry(ref, H, 1, [3]), entry(ref, 2 * H, 1, [4])]);

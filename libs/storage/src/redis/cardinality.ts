@@ -54,7 +54,8 @@ return {'', fresh}
 
 type Run = <T>(what: string, op: () => Promise<T>) => Promise<T>;
 interface AdmitRedis {
-  s4admit(prefix: string, ...args: (string | number)[]): Promise<[string, string | number, number?]>;
+  /** The arguments go as one array (ioredis flattens it): spread, 40,000 series overflowed the call stack. */
+  s4admit(prefix: string, args: (string | number)[]): Promise<[string, string | number, number?]>;
 }
 
 export function cardinalityPrefix(ns: string): string {
@@ -76,7 +77,7 @@ export class RedisCardinalityStore implements CardinalityStore {
   async admit(ns: string, series: readonly SeriesRef[], limits: AdmitLimits, now: number): Promise<AdmitResult> {
     const args: (string | number)[] = [now, limits.activeMs, limits.maxActiveSeries ?? -1, limits.maxNewSeriesPerMinute ?? -1, series.length];
     for (const s of series) args.push(s.metric, s.id);
-    const reply = await this.run('checking series limits', () => (this.redis as unknown as AdmitRedis).s4admit(cardinalityPrefix(ns), ...args));
+    const reply = await this.run('checking series limits', () => (this.redis as unknown as AdmitRedis).s4admit(cardinalityPrefix(ns), args));
     if (reply[0] === '') return { admitted: true, fresh: Number(reply[1]) };
     return { admitted: false, limit: reply[0] as CardinalityLimit, metric: String(reply[1]), max: Number(reply[2]) };
   }

@@ -19,8 +19,9 @@ import { ACQUIRE, APPEND, BUMP, RELEASE, RENEW, SCAN, SHARD_STATS, UNLOCK } from
 
 type Arg = string | number | Buffer;
 interface ScriptedRedis extends Redis {
-  s4append(prefix: string, ...args: Arg[]): Promise<number>;
-  s4release(prefix: string, ...args: Arg[]): Promise<number>;
+  // Arguments go as one array (ioredis flattens it): spread, a request of many series overflows the call stack.
+  s4append(prefix: string, args: Arg[]): Promise<number>;
+  s4release(prefix: string, args: Arg[]): Promise<number>;
   s4scanBuffer(prefix: string, ...args: Arg[]): Promise<(Buffer | number)[]>;
   s4acquire(prefix: string, owner: string, ttl: number): Promise<number | null>;
   s4renew(prefix: string, holder: string, ttl: number): Promise<number>;
@@ -164,7 +165,7 @@ export class RedisHotTier implements HotTier {
           const args: Arg[] = [list.length];
           for (const e of list)
             args.push(e.window, e.id, e.key.metric, keyJson(e.key), Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength));
-          return this.redis.s4append(prefix, ...args);
+          return this.redis.s4append(prefix, args);
         }),
       ),
     );
@@ -201,7 +202,7 @@ export class RedisHotTier implements HotTier {
     for (const c of cursors) args.push(c.id, c.length);
     await this.run('releasing flushed samples', async () => {
       try {
-        await this.redis.s4release(shardPrefix(lease.ref), ...args);
+        await this.redis.s4release(shardPrefix(lease.ref), args);
       } catch (e) {
         throw leaseError(e, lease);
       }
