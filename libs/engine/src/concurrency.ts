@@ -41,3 +41,21 @@ export class Slices {
     this.since = performance.now();
   }
 }
+
+/** Runs a stepwise computation (a generator yielding between steps) to its result at once. */
+export function runSteps<T>(steps: Generator<void, T>): T {
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
+/** runSteps on the HTTP thread: the event loop gets a turn whenever a slice has run `sliceMs` (0: after every step). */
+export async function runStepsSliced<T>(steps: Generator<void, T>, sliceMs: number): Promise<T> {
+  const slices = new Slices(sliceMs);
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+    if (slices.due()) await slices.pause();
+  }
+}

@@ -4,6 +4,7 @@ import * as zlib from 'node:zlib';
 import type { FastifyInstance } from 'fastify';
 import { S4Error } from '@s4/core';
 import { msgpack, snappyDecompress, snappyLength } from '@s4/format';
+import { runStepsSliced } from '@s4/engine';
 import { parseWriteBodySlices } from './json-slices.js';
 
 /** Content-Encodings a write body may use; anything else is a 415, never silently read as-is. */
@@ -167,13 +168,9 @@ const SUSPECT_PROTO = /"(?:_|\\u005[Ff])(?:_|\\u005[Ff])(?:p|\\u0070)(?:r|\\u007
 /** Characters per piece: a few milliseconds of JSON.parse. */
 const PIECE_CHARS = 1 << 17;
 
-async function parseSliced(text: string): Promise<Record<string, unknown[]> | null> {
-  const steps = parseWriteBodySlices(text, PIECE_CHARS);
-  for (;;) {
-    const r = steps.next();
-    if (r.done) return r.value;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+/** A turn of the event loop after every piece. */
+function parseSliced(text: string): Promise<Record<string, unknown[]> | null> {
+  return runStepsSliced(parseWriteBodySlices(text, PIECE_CHARS), 0);
 }
 
 function mediaType(header: string | undefined): string {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LimitError, SeriesIdentities, ValidationError, nameMap, own, type FieldValue, type SeriesIdentity, type SeriesKey, type Tags, type ValidationIssue } from '@s4/core';
-import { Slices } from '../concurrency.js';
+import { runSteps, runStepsSliced } from '../concurrency.js';
 import type { Fields } from './records.js';
 
 export interface WriteLimits {
@@ -137,20 +137,12 @@ const identities = new SeriesIdentities();
  * listing every problem (up to 100) with where it is, or LimitError; on either, nothing is written.
  */
 export function parseWrite(input: WriteBody, limits: WriteLimits, now: number): SeriesWrite[] {
-  const steps = parseSteps(input, limits, now);
-  for (;;) {
-    const r = steps.next();
-    if (r.done) return r.value;
-  }
+  return runSteps(parseSteps(input, limits, now));
 }
 
 /** parseWrite without the hand-written fast paths: every entry through the schema. For the test that holds the two to the same answers. */
 export function parseWriteBySchema(input: WriteBody, limits: WriteLimits, now: number): SeriesWrite[] {
-  const steps = parseSteps(input, limits, now, false);
-  for (;;) {
-    const r = steps.next();
-    if (r.done) return r.value;
-  }
+  return runSteps(parseSteps(input, limits, now, false));
 }
 
 /**
@@ -158,14 +150,8 @@ export function parseWriteBySchema(input: WriteBody, limits: WriteLimits, now: n
  * check, so the event loop gets a turn whenever a slice has run `sliceMs` (health checks and small
  * queries wait no longer than that). The whole request is still checked before anything is written.
  */
-export async function parseWriteSliced(input: WriteBody, limits: WriteLimits, now: number, sliceMs: number): Promise<SeriesWrite[]> {
-  const steps = parseSteps(input, limits, now);
-  const slices = new Slices(sliceMs);
-  for (;;) {
-    const r = steps.next();
-    if (r.done) return r.value;
-    if (slices.due()) await slices.pause();
-  }
+export function parseWriteSliced(input: WriteBody, limits: WriteLimits, now: number, sliceMs: number): Promise<SeriesWrite[]> {
+  return runStepsSliced(parseSteps(input, limits, now), sliceMs);
 }
 
 /** parseWrite as steps: yields every STEP entries so that a caller may pause between them. */

@@ -1,6 +1,6 @@
 import { shardOf, windowStart, type HotAppend, type HotTier, type IngestLog, type ShardRef } from '@s4/core';
 import { RecordEncoder } from '@s4/format';
-import { Slices } from '../concurrency.js';
+import { runSteps, runStepsSliced } from '../concurrency.js';
 import type { SeriesWrite } from './validate.js';
 
 /** Series encoded between two looks at the clock. */
@@ -36,11 +36,7 @@ export class Writer {
   ) {}
 
   encode(series: readonly SeriesWrite[]): { appends: HotAppend[]; result: WriteResult } {
-    const steps = this.encodeSteps(series);
-    for (;;) {
-      const r = steps.next();
-      if (r.done) return r.value;
-    }
+    return runSteps(this.encodeSteps(series));
   }
 
   /** `encode` as steps (a yield every STEP series), so that `write` can give the event loop a turn between them. */
@@ -104,14 +100,7 @@ export class Writer {
    * before the first byte is written.
    */
   async write(series: readonly SeriesWrite[], sliceMs = Number.POSITIVE_INFINITY): Promise<WriteResult> {
-    const steps = this.encodeSteps(series);
-    const slices = new Slices(sliceMs);
-    let r = steps.next();
-    while (!r.done) {
-      if (slices.due()) await slices.pause();
-      r = steps.next();
-    }
-    const { appends, result } = r.value;
+    const { appends, result } = await runStepsSliced(this.encodeSteps(series), sliceMs);
     if (this.log) await this.log.publish(appends);
     else await this.hot.append(appends);
     return result;
