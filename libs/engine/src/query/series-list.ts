@@ -1,4 +1,6 @@
-import { canonicalSeries, own, type SeriesKey } from '@s4/core';
+import { canonicalSeries, isDaySegmentKey, own, type SeriesKey } from '@s4/core';
+import type { SeriesIndex } from '@s4/format';
+import { slotsOf } from '../series-index/postings.js';
 import { mapLimit } from '../concurrency.js';
 import type { SeriesIndexStore } from './series-index-store.js';
 import type { Readers } from './readers.js';
@@ -16,11 +18,14 @@ export interface SeriesSelector extends TagSelector {
 /**
  * Calls `found` for every selected series with data in the range, from hot data, then per part
  * from its series index when one covers it, else from its footer. A series may be reported more
- * than once (several windows, parts, or hot and stored).
+ * than once (hot and stored, several shard-days, parts without an index); an index reports each
+ * of its series once, however many of its parts hold it.
  */
 async function visitSeries({ hot, planner, raw, concurrency, tombstones }: Readers, selector: SeriesSelector, index: SeriesIndexStore | undefined, found: (key: SeriesKey) => void): Promise<void> {
   const { metric, from, to } = selector;
   const deleted = deletedFor({ tombstones }, metric);
+  // Per index, the ordinals already reported.
+  const seen = new WeakMap<SeriesIndex, Uint8Array>();
   await mapLimit(planner.shards(metric), concurrency, async (ref) => {
     const generation = await hot.generation(ref);
     const dead = await deleted(ref.ns);
@@ -28,8 +33,23 @@ async function visitSeries({ hot, planner, raw, concurrency, tombstones }: Reade
     // A day object is listed once per window: its footer is read once.
     const entries = [...new Map((await planner.entries(ref, from, to, generation, metric)).map((e) => [e.key, e])).values()];
     await mapLimit(entries, 4, async (e) => {
-      const list = (await index?.blocks(e, selector)) ?? (await raw.footer(e)).series;
-      for (const s of list) if ((metric === undefined || s.metric === metric) && selects(selector, s.tags) && s.maxTs >= from && s.minTs < to && !coversRange(s, dead, from, to)) found(s);
+      const covered = isDaySegmentKey(e.key) ? undefined : await index?.covering(e);
+      if (covered) {
+        // The index's selection is exact (postings.spec.ts): only the range and deletes are left to check.
+        const { index: ix, part } = covered;
+        let done = seen.get(ix);
+        if (!done) seen.set(ix, (done = new Uint8Array(ix.series.length)));
+        for (const i of slotsOf(part, index!.select(ix, selector))) {
+          const o = part.ordinals[i]!;
+          if (done[o] || part.maxTs[i]! < from || part.minTs[i]! >= to) continue;
+          const s = ix.series[o]!;
+          if (dead.length > 0 && coversRange(s, dead, from, to)) continue;
+          done[o] = 1;
+          found(s);
+        }
+        return;
+      }
+      for (const s of (await raw.footer(e)).series) if ((metric === undefined || s.metric === metric) && selects(selector, s.tags) && s.maxTs >= from && s.minTs < to && !coversRange(s, dead, from, to)) found(s);
     });
   });
 }

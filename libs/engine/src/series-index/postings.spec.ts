@@ -34,7 +34,7 @@ const key = fc.constantFrom('host', 'dc', 'role');
 const seriesArb = fc.array(fc.record({ metric: fc.constantFrom('cpu', 'mem'), tags: fc.dictionary(key, value, { maxKeys: 3 }) }), { maxLength: 40 });
 const matcherArb: fc.Arbitrary<TagMatcher> = fc.oneof(
   fc.record({ key, op: fc.constantFrom('=' as const, '!=' as const), value: fc.oneof(value, fc.constant('')) }),
-  fc.record({ key, op: fc.constantFrom('=~' as const, '!~' as const), value: fc.constantFrom('.*', '.+', 'a|b', 'web-.*', 'a.*', '', 'b|', 'x\\.y') }),
+  fc.record({ key, op: fc.constantFrom('=~' as const, '!~' as const), value: fc.constantFrom('.*', '.+', 'a|b', 'web-.*', 'a.*', '', 'b|', 'x\\.y', 'web-[0-9]', 'web-1|web-2', 'web-1|c', '(a|b)', 'w.*2', 'a+b?', 'web-\\d|a') }),
 );
 
 describe('selection from postings', () => {
@@ -60,7 +60,7 @@ describe('selection from postings', () => {
     const matcher: fc.Arbitrary<TagMatcher> = fc.record({
       key: fc.constant('host'),
       op: fc.constantFrom('=' as const, '!=' as const, '=~' as const, '!~' as const),
-      value: fc.constantFrom('a', 'ab', '', 'a.*', '.*b', 'c|', '.+'),
+      value: fc.constantFrom('a', 'ab', '', 'a.*', '.*b', 'c|', '.+', 'a|ab|abc', 'ab.', 'b[a-c]', 'a(b|c)'),
     });
     fc.assert(
       fc.property(many, fc.constantFrom('cpu', 'mem'), fc.array(matcher, { minLength: 1, maxLength: 2 }), (series, metric, matchers) => {
