@@ -10,6 +10,9 @@
 //   IDX_RELOAD=1 ...                                 load again
 //   IDX_HOSTS (10000) IDX_METRICS (20) IDX_MINUTES (6) IDX_REPEATS (30) IDX_VM (1: also VictoriaMetrics)
 //   IDX_CPU_PROF=1: the query-phase S4 runs with --cpu-prof into $BENCH_WORK/prof
+//   IDX_ONLY=tag1pct,single: only these queries (empty, tag1pct, single, labels, hostValues)
+//   IDX_CACHE_BYTES: S4_CACHE_BYTES of the query phase (S4's default when unset)
+//   BENCH_S4_MAIN: another build's apps/api/dist/main.js (a baseline)
 //   BENCH_WORK (/tmp/s4-series-index) BENCH_S4_PORT (18641) BENCH_VM_PORT (18643)
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -62,6 +65,7 @@ const s4Env = (loading) => ({
   S4_COMPACT_INTERVAL_MS: '86400000',
   S4_ROLLUP_INTERVAL_MS: '86400000',
   S4_REQUEST_TIMEOUT_MS: '1800000',
+  ...(env.IDX_CACHE_BYTES ? { S4_CACHE_BYTES: env.IDX_CACHE_BYTES } : {}),
 });
 
 async function startS4(prof, loading = false) {
@@ -154,7 +158,9 @@ function cpuMs(pid) {
 
 async function measure(pid, base, queries) {
   const out = {};
+  const only = env.IDX_ONLY ? new Set(env.IDX_ONLY.split(',')) : null;
   for (const [name, path, count] of queries) {
+    if (only && !only.has(name)) continue;
     const url = `${base}${path}`;
     const a = performance.now();
     const first = await request(url, { agent: http });
@@ -212,7 +218,7 @@ async function main() {
     }
   }
   const loadavg = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-  console.log(JSON.stringify({ at: new Date().toISOString(), shape: TAG, series: K.metrics * Math.floor(K.hosts * 1.5), repeats: K.repeats, loadavg, s4: s4r, vm: vmr }, null, 1));
+  console.log(JSON.stringify({ at: new Date().toISOString(), shape: TAG, series: K.metrics * Math.floor(K.hosts * 1.5), repeats: K.repeats, loadavg, cacheBytes: env.IDX_CACHE_BYTES ?? 'default', s4Main: env.BENCH_S4_MAIN ?? 'this checkout', s4: s4r, vm: vmr }, null, 1));
 }
 
 await main();

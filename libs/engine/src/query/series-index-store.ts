@@ -1,5 +1,5 @@
 import { CorruptDataError, DAY_MS, parseSegmentKey, seriesIndexKey, type Clock, type ObjectStore, type ShardRef } from '@s4/core';
-import { decodeSeriesIndex, indexedEntry, type CatalogEntry, type FooterEntry, type IndexedPart, type SeriesIndex } from '@s4/format';
+import { decodeSeriesIndex, decodedIndexBytes, indexedEntry, type CatalogEntry, type FooterEntry, type IndexedPart, type SeriesIndex } from '@s4/format';
 import { selectOrdinals, slotsOf } from '../series-index/postings.js';
 import { ByteBudgetCache } from './cache.js';
 import { matchersOf, type TagSelector } from './selector.js';
@@ -127,7 +127,7 @@ export class SeriesIndexStore {
         if (!(e instanceof CorruptDataError)) throw e;
       }
       next = { index, parts: new Map(index?.parts.map((p) => [p.key, p])), etag: got.etag, checkedAt: now };
-      if (index) bytes = estimateBytes(index);
+      if (index) bytes = decodedIndexBytes(index);
     }
     this.cache.set(key, next, bytes);
     return next;
@@ -142,11 +142,4 @@ function selectorKey(selector: IndexQuery): string {
   const tags = Object.entries(selector.tags).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const matchers = (selector.matchers ?? []).map((m) => [m.key, m.op, m.value]);
   return JSON.stringify([selector.metric ?? null, tags, matchers]);
-}
-
-/** Roughly what a decoded index occupies: its typed arrays and an object per series. */
-function estimateBytes(index: SeriesIndex): number {
-  let n = index.series.length * 160;
-  for (const p of index.parts) n += p.ordinals.length * 60 + p.extras.length * 8;
-  return n;
 }

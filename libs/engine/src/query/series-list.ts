@@ -1,5 +1,5 @@
 import { canonicalSeries, isDaySegmentKey, own, type SeriesKey } from '@s4/core';
-import type { SeriesIndex } from '@s4/format';
+import type { SeriesIndex, SeriesTable } from '@s4/format';
 import { slotsOf } from '../series-index/postings.js';
 import { mapLimit } from '../concurrency.js';
 import type { SeriesIndexStore } from './series-index-store.js';
@@ -21,7 +21,14 @@ export interface SeriesSelector extends TagSelector {
  * than once (hot and stored, several shard-days, parts without an index); an index reports each
  * of its series once, however many of its parts hold it.
  */
-async function visitSeries({ hot, planner, raw, concurrency, tombstones }: Readers, selector: SeriesSelector, index: SeriesIndexStore | undefined, found: (key: SeriesKey) => void): Promise<void> {
+async function visitSeries(
+  { hot, planner, raw, concurrency, tombstones }: Readers,
+  selector: SeriesSelector,
+  index: SeriesIndexStore | undefined,
+  found: (key: SeriesKey) => void,
+  /** Series `o` of an index's table, instead of `found` (no object built for it). */
+  foundIn: (table: SeriesTable, o: number) => void = (table, o) => found(table.at(o)),
+): Promise<void> {
   const { metric, from, to } = selector;
   const deleted = deletedFor({ tombstones }, metric);
   // Per index, the ordinals already reported.
@@ -42,10 +49,9 @@ async function visitSeries({ hot, planner, raw, concurrency, tombstones }: Reade
         for (const i of slotsOf(part, index!.select(ix, selector))) {
           const o = part.ordinals[i]!;
           if (done[o] || part.maxTs[i]! < from || part.minTs[i]! >= to) continue;
-          const s = ix.series[o]!;
-          if (dead.length > 0 && coversRange(s, dead, from, to)) continue;
+          if (dead.length > 0 && coversRange(ix.series.at(o), dead, from, to)) continue;
           done[o] = 1;
-          found(s);
+          foundIn(ix.series, o);
         }
         return;
       }
@@ -68,18 +74,35 @@ export async function listSeries(readers: Readers, selector: SeriesSelector, ind
 /** Tag keys of the selected series, sorted. */
 export async function labelNames(readers: Readers, selector: SeriesSelector, index?: SeriesIndexStore): Promise<string[]> {
   const keys = new Set<string>();
-  await visitSeries(readers, selector, index, (k) => {
-    for (const t of Object.keys(k.tags)) keys.add(t);
-  });
+  await visitSeries(
+    readers,
+    selector,
+    index,
+    (k) => {
+      for (const t of Object.keys(k.tags)) keys.add(t);
+    },
+    (table, o) => {
+      for (const t of table.keys(o)) keys.add(t);
+    },
+  );
   return [...keys].sort();
 }
 
 /** Values of tag `key` among the selected series, sorted. */
 export async function labelValues(readers: Readers, key: string, selector: SeriesSelector, index?: SeriesIndexStore): Promise<string[]> {
   const values = new Set<string>();
-  await visitSeries(readers, selector, index, (k) => {
-    const v = own(k.tags, key);
-    if (v !== undefined) values.add(v);
-  });
+  await visitSeries(
+    readers,
+    selector,
+    index,
+    (k) => {
+      const v = own(k.tags, key);
+      if (v !== undefined) values.add(v);
+    },
+    (table, o) => {
+      const v = table.tag(o, key);
+      if (v !== undefined) values.add(v);
+    },
+  );
   return [...values].sort();
 }

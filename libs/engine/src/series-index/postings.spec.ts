@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileMatchers, matchersMatch, tagsMatch, type TagMatcher } from '@s4/core';
-import type { IndexedPart, SeriesIndex } from '@s4/format';
+import { seriesTable, type IndexedPart, type SeriesIndex } from '@s4/format';
 import { difference, intersect, selectOrdinals, slotsOf, union } from './postings.js';
 
 /** An index of just a series table and its postings (parts are not needed to select). */
@@ -20,7 +20,7 @@ function indexOf(series: { metric: string; tags: Record<string, string> }[]): Se
     ns: 'x',
     shard: 0,
     day: 0,
-    series: series.map((s, i) => ({ id: String(i).padStart(4, '0'), ...s })),
+    series: seriesTable(series.map((s, i) => ({ id: String(i).padStart(4, '0'), ...s }))),
     metrics: new Map([...metrics].map(([k, v]) => [k, Uint32Array.from(v)])),
     tags: new Map([...tags].map(([k, m]) => [k, new Map([...m].map(([v, l]) => [v, Uint32Array.from(l)]))])),
     layouts: [],

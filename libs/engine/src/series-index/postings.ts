@@ -1,5 +1,5 @@
-import { own, type CompiledMatcher, type Tags } from '@s4/core';
-import type { IndexedPart, SeriesIndex } from '@s4/format';
+import type { CompiledMatcher, Tags } from '@s4/core';
+import { SortedPostings, type IndexedPart, type SeriesIndex } from '@s4/format';
 
 /** A selector as the index answers it: a metric (any when undefined), tag equalities, matchers. */
 export interface IndexSelector {
@@ -48,7 +48,7 @@ export function selectOrdinals(index: SeriesIndex, selector: IndexSelector): Uin
 }
 
 /** Per tag key's postings: its values sorted, for narrowing to a prefix by binary search. */
-const sortedValues = new WeakMap<ReadonlyMap<string, Uint32Array>, string[]>();
+const sortedValues = new WeakMap<ReadonlyMap<string, Uint32Array>, readonly string[]>();
 
 /**
  * The values of a tag the matcher may accept ("" aside): the ones it names when it names them
@@ -56,7 +56,7 @@ const sortedValues = new WeakMap<ReadonlyMap<string, Uint32Array>, string[]>();
  */
 function candidateValues(values: ReadonlyMap<string, Uint32Array>, m: CompiledMatcher): readonly string[] {
   if (m.literals) return m.literals.filter((v) => values.has(v));
-  let sorted = sortedValues.get(values);
+  let sorted = values instanceof SortedPostings ? values.names : sortedValues.get(values);
   if (!sorted) sortedValues.set(values, (sorted = [...values.keys()].sort()));
   if (m.prefix === '') return sorted;
   // Values starting with the prefix are contiguous in code-unit order, from the first one ≥ it.
@@ -81,7 +81,7 @@ function lowerBound(sorted: readonly string[], s: string): number {
 function filterSeries(index: SeriesIndex, ordinals: Uint32Array, m: CompiledMatcher): Uint32Array {
   const out = new Uint32Array(ordinals.length);
   let n = 0;
-  for (const o of ordinals) if (m.accepts(own(index.series[o]!.tags, m.key) ?? '') !== m.negated) out[n++] = o;
+  for (const o of ordinals) if (m.accepts(index.series.tag(o, m.key) ?? '') !== m.negated) out[n++] = o;
   return out.subarray(0, n);
 }
 
