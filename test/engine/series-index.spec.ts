@@ -113,6 +113,7 @@ describe('series index (Redis + S3)', () => {
         expect(await indexed.series(sel.metric, {}, from, to, sel.matchers)).toEqual(await plain.series(sel.metric, {}, from, to, sel.matchers));
       }
       expect(await indexed.labels({ metric: undefined, tags: {}, from, to })).toEqual(await plain.labels({ metric: undefined, tags: {}, from, to }));
+      for (const key of ['host', 'dc', 'none']) expect(await indexed.labelValues(key, { metric: undefined, tags: {}, from, to })).toEqual(await plain.labelValues(key, { metric: undefined, tags: {}, from, to }));
     }
   });
 

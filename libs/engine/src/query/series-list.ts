@@ -1,5 +1,5 @@
 import { canonicalSeries, isDaySegmentKey, own, type SeriesKey } from '@s4/core';
-import type { SeriesIndex, SeriesTable } from '@s4/format';
+import type { IndexedPart, SeriesIndex, SeriesTable } from '@s4/format';
 import { slotsOf } from '../series-index/postings.js';
 import { mapLimit } from '../concurrency.js';
 import type { SeriesIndexStore } from './series-index-store.js';
@@ -28,6 +28,11 @@ async function visitSeries(
   found: (key: SeriesKey) => void,
   /** Series `o` of an index's table, instead of `found` (no object built for it). */
   foundIn: (table: SeriesTable, o: number) => void = (table, o) => found(table.at(o)),
+  /**
+   * Every series of the index, instead of `foundIn` for each: called when the selector selects
+   * every series (no metric, tag or matcher, no tombstone) and the range holds every part the index covers.
+   */
+  wholeIndex?: (ix: SeriesIndex) => void,
 ): Promise<void> {
   const { metric, from, to } = selector;
   const deleted = deletedFor({ tombstones }, metric);
@@ -39,11 +44,23 @@ async function visitSeries(
     for (const k of await hot.seriesIn(ref, metric, from, to)) if (selects(selector, k.tags) && !coversRange(k, dead, from, to)) found(k);
     // A day object is listed once per window: its footer is read once.
     const entries = [...new Map((await planner.entries(ref, from, to, generation, metric)).map((e) => [e.key, e])).values()];
-    await mapLimit(entries, 4, async (e) => {
-      const covered = isDaySegmentKey(e.key) ? undefined : await index?.covering(e);
+    const covering = await mapLimit(entries, 4, async (e) => (isDaySegmentKey(e.key) ? undefined : await index?.covering(e)));
+    const whole = new Set<SeriesIndex>();
+    if (wholeIndex && metric === undefined && Object.keys(selector.tags).length === 0 && !selector.matchers?.length && dead.length === 0) {
+      const parts = new Map<SeriesIndex, IndexedPart[]>();
+      for (const c of covering) if (c) parts.set(c.index, [...(parts.get(c.index) ?? []), c.part]);
+      for (const [ix, list] of parts)
+        if (list.length === ix.parts.length && list.every((p) => within(p, from, to))) {
+          whole.add(ix);
+          wholeIndex(ix);
+        }
+    }
+    await mapLimit(entries, 4, async (e, n) => {
+      const covered = covering[n];
       if (covered) {
         // The index's selection is exact (postings.spec.ts): only the range and deletes are left to check.
         const { index: ix, part } = covered;
+        if (whole.has(ix)) return;
         let done = seen.get(ix);
         if (!done) seen.set(ix, (done = new Uint8Array(ix.series.length)));
         for (const i of slotsOf(part, index!.select(ix, selector))) {
@@ -58,6 +75,23 @@ async function visitSeries(
       for (const s of (await raw.footer(e)).series) if ((metric === undefined || s.metric === metric) && selects(selector, s.tags) && s.maxTs >= from && s.minTs < to && !coversRange(s, dead, from, to)) found(s);
     });
   });
+}
+
+/** Per part: the earliest and latest sample of its series. */
+const spans = new WeakMap<IndexedPart, { min: number; max: number }>();
+
+/** True when every series of the part has all its samples in [from, to). */
+function within(part: IndexedPart, from: number, to: number): boolean {
+  let span = spans.get(part);
+  if (!span) {
+    span = { min: Infinity, max: -Infinity };
+    for (let i = 0; i < part.minTs.length; i++) {
+      span.min = Math.min(span.min, part.minTs[i]!);
+      span.max = Math.max(span.max, part.maxTs[i]!);
+    }
+    spans.set(part, span);
+  }
+  return span.min >= from && span.max < to;
 }
 
 /** Series (metric + tags) with data in [from, to), sorted by canonical form. */
@@ -84,6 +118,9 @@ export async function labelNames(readers: Readers, selector: SeriesSelector, ind
     (table, o) => {
       for (const t of table.keys(o)) keys.add(t);
     },
+    (ix) => {
+      for (const t of ix.tags.keys()) keys.add(t);
+    },
   );
   return [...keys].sort();
 }
@@ -102,6 +139,9 @@ export async function labelValues(readers: Readers, key: string, selector: Serie
     (table, o) => {
       const v = table.tag(o, key);
       if (v !== undefined) values.add(v);
+    },
+    (ix) => {
+      for (const v of ix.tags.get(key)?.keys() ?? []) values.add(v);
     },
   );
   return [...values].sort();
