@@ -82,6 +82,12 @@ describe('series index', () => {
         const want = postingsOf(index);
         expect(asLists(index.metrics)).toEqual(want.metrics);
         expect(new Map([...index.tags].map(([k, m]) => [k, asLists(m)]))).toEqual(want.tags);
+        // Each list found by its name (binary search over the names as written), and no other name.
+        for (const [k, m] of want.tags) {
+          for (const [v, list] of m) expect([...(index.tags.get(k)!.get(v) ?? [])]).toEqual(list);
+          expect(index.tags.get(k)!.get('\u0000none')).toBeUndefined();
+        }
+        for (const [name, list] of want.metrics) expect([...(index.metrics.get(name) ?? [])]).toEqual(list);
         // Deterministic: the same content in another order gives the same bytes.
         expect(encodeSeriesIndex({ ...i, parts: [...i.parts].reverse().map((p) => ({ ...p, series: [...p.series].reverse() })) })).toEqual(bytes);
       }),
