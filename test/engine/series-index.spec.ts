@@ -106,6 +106,15 @@ describe('series index (Redis + S3)', () => {
     expect(await indexed.labels({ metric: 'cpu', tags: {}, from: H0, to: H0 + H })).toEqual(['dc', 'host']);
     expect(await indexed.labelValues('dc', { metric: undefined, tags: {}, matchers: m, from: H0, to: H0 + 3 * H })).toEqual(['dc0', 'dc1', 'dc2', 'dc3']);
     expect(await indexed.labelValues('dc', { metric: 'mem', tags: {}, from: H0, to: H0 + 3 * H })).toEqual([]);
+    // Each range and selector answers as from footers (an index reports a series once, whatever its parts; ranges cut per part).
+    for (const [from, to] of [[H0, H0 + 3 * H], [H0 + H, H0 + 2 * H], [H0 + H / 2, H0 + H / 2 + 1], [H0 + 2 * H - 60_000, H0 + 2 * H], [H0 + 3 * H, H0 + 4 * H]] as const) {
+      for (const sel of [{ metric: 'cpu', matchers: m }, { metric: undefined, matchers: [{ key: 'host', op: '=~', value: 'h00[0-9]|h1.*5' }] as TagMatcher[] }, { metric: 'cpu', matchers: [{ key: 'host', op: '!~', value: 'h0.*' }] as TagMatcher[] }]) {
+        expect(await indexed.labelValues('host', { ...sel, tags: {}, from, to })).toEqual(await plain.labelValues('host', { ...sel, tags: {}, from, to }));
+        expect(await indexed.series(sel.metric, {}, from, to, sel.matchers)).toEqual(await plain.series(sel.metric, {}, from, to, sel.matchers));
+      }
+      expect(await indexed.labels({ metric: undefined, tags: {}, from, to })).toEqual(await plain.labels({ metric: undefined, tags: {}, from, to }));
+      for (const key of ['host', 'dc', 'none']) expect(await indexed.labelValues(key, { metric: undefined, tags: {}, from, to })).toEqual(await plain.labelValues(key, { metric: undefined, tags: {}, from, to }));
+    }
   });
 
   it('a lost index answers the same from footers, and the next pass rebuilds it', async () => {

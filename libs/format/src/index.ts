@@ -45,6 +45,10 @@ export {
   type IndexedSeries,
   type SeriesIndex,
   type SeriesIndexInput,
+  type SeriesTable,
+  SortedPostings,
+  decodedIndexBytes,
+  seriesTable,
 } from './series-index/series-index.js';
 export {
   RAW_MARKER,

@@ -1,5 +1,5 @@
 import { CorruptDataError, DAY_MS, parseSegmentKey, seriesIndexKey, type Clock, type ObjectStore, type ShardRef } from '@s4/core';
-import { decodeSeriesIndex, indexedEntry, type CatalogEntry, type FooterEntry, type IndexedPart, type SeriesIndex } from '@s4/format';
+import { decodeSeriesIndex, decodedIndexBytes, indexedEntry, type CatalogEntry, type FooterEntry, type IndexedPart, type SeriesIndex } from '@s4/format';
 import { selectOrdinals, slotsOf } from '../series-index/postings.js';
 import { ByteBudgetCache } from './cache.js';
 import { matchersOf, type TagSelector } from './selector.js';
@@ -25,8 +25,12 @@ export interface IndexQuery extends TagSelector {
 export class SeriesIndexStore {
   private readonly cache: ByteBudgetCache<Loaded>;
   private readonly loading = new Map<string, Promise<Loaded>>();
-  /** Per query selector and index: the matching ordinals, computed once. */
-  private readonly selections = new WeakMap<object, WeakMap<SeriesIndex, Uint32Array>>();
+  /** Per index: the ordinals of its last selectors, by selector key, least recently used first. */
+  private readonly selections = new WeakMap<SeriesIndex, Map<string, Uint32Array>>();
+  /** Per query selector: its key in `selections` (tags and matchers in a canonical order). */
+  private readonly selectorKeys = new WeakMap<object, string>();
+  /** Per query selector and index: selections too large for `selections`, computed once per query. */
+  private readonly large = new WeakMap<object, WeakMap<SeriesIndex, Uint32Array>>();
 
   constructor(
     private readonly objects: ObjectStore,
@@ -42,22 +46,55 @@ export class SeriesIndexStore {
     return (await this.load(ref, day)).index;
   }
 
+  /** The index covering a part and the part's columns in it, or undefined when none covers it. */
+  async covering(entry: CatalogEntry): Promise<{ index: SeriesIndex; part: IndexedPart } | undefined> {
+    const parsed = parseSegmentKey(entry.key);
+    if (!parsed) return undefined;
+    const loaded = await this.load(parsed, Math.floor(parsed.window / DAY_MS) * DAY_MS);
+    const part = loaded.parts.get(entry.key);
+    return loaded.index && part ? { index: loaded.index, part } : undefined;
+  }
+
+  /**
+   * The ordinals (ascending) of the index's series the selector matches. Kept per index for the
+   * last few selectors: a dashboard asks the same ones again, and the index never changes (a new
+   * one is a new object).
+   */
+  select(index: SeriesIndex, selector: IndexQuery): Uint32Array {
+    let key = this.selectorKeys.get(selector);
+    if (key === undefined) this.selectorKeys.set(selector, (key = selectorKey(selector)));
+    let memo = this.selections.get(index);
+    if (!memo) this.selections.set(index, (memo = new Map<string, Uint32Array>()));
+    let ordinals = memo.get(key);
+    if (ordinals) {
+      memo.delete(key); // most recently used last
+      memo.set(key, ordinals);
+      return ordinals;
+    }
+    let perIndex = this.large.get(selector);
+    ordinals = perIndex?.get(index);
+    if (ordinals) return ordinals;
+    ordinals = selectOrdinals(index, { metric: selector.metric, tags: selector.tags, matchers: matchersOf(selector) });
+    if (ordinals.length > SELECTION_MAX_ORDINALS) {
+      // As costly to read as to compute: kept for this query's other parts only.
+      if (!perIndex) this.large.set(selector, (perIndex = new WeakMap()));
+      perIndex.set(index, ordinals);
+      return ordinals;
+    }
+    memo.set(key, ordinals);
+    if (memo.size > SELECTIONS_PER_INDEX) memo.delete(memo.keys().next().value!);
+    return ordinals;
+  }
+
   /**
    * The footer entries of the part's series the selector matches (time range not applied), or
    * undefined when no index covers the part.
    */
   async blocks(entry: CatalogEntry, selector: IndexQuery): Promise<FooterEntry[] | undefined> {
-    const parsed = parseSegmentKey(entry.key);
-    if (!parsed) return undefined;
-    const loaded = await this.load(parsed, Math.floor(parsed.window / DAY_MS) * DAY_MS);
-    const part = loaded.parts.get(entry.key);
-    if (!loaded.index || !part) return undefined;
-    const index = loaded.index;
-    let perIndex = this.selections.get(selector);
-    if (!perIndex) this.selections.set(selector, (perIndex = new WeakMap()));
-    let ordinals = perIndex.get(index);
-    if (!ordinals) perIndex.set(index, (ordinals = selectOrdinals(index, { metric: selector.metric, tags: selector.tags, matchers: matchersOf(selector) })));
-    return slotsOf(part, ordinals).map((i) => indexedEntry(index, part, i));
+    const covered = await this.covering(entry);
+    if (!covered) return undefined;
+    const { index, part } = covered;
+    return slotsOf(part, this.select(index, selector)).map((i) => indexedEntry(index, part, i));
   }
 
   private async load(ref: ShardRef, day: number): Promise<Loaded> {
@@ -90,16 +127,19 @@ export class SeriesIndexStore {
         if (!(e instanceof CorruptDataError)) throw e;
       }
       next = { index, parts: new Map(index?.parts.map((p) => [p.key, p])), etag: got.etag, checkedAt: now };
-      if (index) bytes = estimateBytes(index);
+      if (index) bytes = decodedIndexBytes(index);
     }
     this.cache.set(key, next, bytes);
     return next;
   }
 }
 
-/** Roughly what a decoded index occupies: its typed arrays and an object per series. */
-function estimateBytes(index: SeriesIndex): number {
-  let n = index.series.length * 160;
-  for (const p of index.parts) n += p.ordinals.length * 60 + p.extras.length * 8;
-  return n;
+/** Selections kept per index, each of at most SELECTION_MAX_ORDINALS (4 bytes each): ≤ 512 KiB per index. */
+const SELECTIONS_PER_INDEX = 32;
+const SELECTION_MAX_ORDINALS = 4096;
+
+function selectorKey(selector: IndexQuery): string {
+  const tags = Object.entries(selector.tags).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const matchers = (selector.matchers ?? []).map((m) => [m.key, m.op, m.value]);
+  return JSON.stringify([selector.metric ?? null, tags, matchers]);
 }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileMatchers, matchersMatch, tagsMatch, type TagMatcher } from '@s4/core';
-import type { IndexedPart, SeriesIndex } from '@s4/format';
+import { seriesTable, type IndexedPart, type SeriesIndex } from '@s4/format';
 import { difference, intersect, selectOrdinals, slotsOf, union } from './postings.js';
 
 /** An index of just a series table and its postings (parts are not needed to select). */
@@ -20,7 +20,7 @@ function indexOf(series: { metric: string; tags: Record<string, string> }[]): Se
     ns: 'x',
     shard: 0,
     day: 0,
-    series: series.map((s, i) => ({ id: String(i).padStart(4, '0'), ...s })),
+    series: seriesTable(series.map((s, i) => ({ id: String(i).padStart(4, '0'), ...s }))),
     metrics: new Map([...metrics].map(([k, v]) => [k, Uint32Array.from(v)])),
     tags: new Map([...tags].map(([k, m]) => [k, new Map([...m].map(([v, l]) => [v, Uint32Array.from(l)]))])),
     layouts: [],
@@ -34,7 +34,7 @@ const key = fc.constantFrom('host', 'dc', 'role');
 const seriesArb = fc.array(fc.record({ metric: fc.constantFrom('cpu', 'mem'), tags: fc.dictionary(key, value, { maxKeys: 3 }) }), { maxLength: 40 });
 const matcherArb: fc.Arbitrary<TagMatcher> = fc.oneof(
   fc.record({ key, op: fc.constantFrom('=' as const, '!=' as const), value: fc.oneof(value, fc.constant('')) }),
-  fc.record({ key, op: fc.constantFrom('=~' as const, '!~' as const), value: fc.constantFrom('.*', '.+', 'a|b', 'web-.*', 'a.*', '', 'b|', 'x\\.y') }),
+  fc.record({ key, op: fc.constantFrom('=~' as const, '!~' as const), value: fc.constantFrom('.*', '.+', 'a|b', 'web-.*', 'a.*', '', 'b|', 'x\\.y', 'web-[0-9]', 'web-1|web-2', 'web-1|c', '(a|b)', 'w.*2', 'a+b?', 'web-\\d|a') }),
 );
 
 describe('selection from postings', () => {
@@ -60,7 +60,7 @@ describe('selection from postings', () => {
     const matcher: fc.Arbitrary<TagMatcher> = fc.record({
       key: fc.constant('host'),
       op: fc.constantFrom('=' as const, '!=' as const, '=~' as const, '!~' as const),
-      value: fc.constantFrom('a', 'ab', '', 'a.*', '.*b', 'c|', '.+'),
+      value: fc.constantFrom('a', 'ab', '', 'a.*', '.*b', 'c|', '.+', 'a|ab|abc', 'ab.', 'b[a-c]', 'a(b|c)'),
     });
     fc.assert(
       fc.property(many, fc.constantFrom('cpu', 'mem'), fc.array(matcher, { minLength: 1, maxLength: 2 }), (series, metric, matchers) => {

@@ -1,5 +1,5 @@
-import { own, type CompiledMatcher, type Tags } from '@s4/core';
-import type { IndexedPart, SeriesIndex } from '@s4/format';
+import type { CompiledMatcher, Tags } from '@s4/core';
+import { SortedPostings, type IndexedPart, type SeriesIndex } from '@s4/format';
 
 /** A selector as the index answers it: a metric (any when undefined), tag equalities, matchers. */
 export interface IndexSelector {
@@ -25,16 +25,17 @@ export function selectOrdinals(index: SeriesIndex, selector: IndexSelector): Uin
   }
   for (const m of selector.matchers) {
     const values = index.tags.get(m.key);
-    if (current !== null && current.length < (values?.size ?? 0)) {
-      // Fewer series left than distinct values of the tag (one metric's series against a host
-      // tag with a value per host): testing each series' own value is cheaper than testing every
-      // value and merging their lists.
+    const candidates = values ? candidateValues(values, m) : [];
+    if (current !== null && current.length < candidates.length) {
+      // Fewer series left than values to test (one metric's series against a host tag with a
+      // value per host): testing each series' own value is cheaper than testing every value
+      // and merging their lists.
       current = filterSeries(index, current, m);
       if (current.length === 0) return current;
       continue;
     }
     const lists: Uint32Array[] = [];
-    if (values) for (const [v, list] of values) if (m.accepts(v)) lists.push(list);
+    if (values) for (const v of candidates) if (m.accepts(v)) lists.push(values.get(v)!);
     if (m.accepts('')) {
       // Series without the tag count as "": everything minus the series that carry it.
       lists.push(difference(all(), union(values ? [...values.values()] : [])));
@@ -46,11 +47,41 @@ export function selectOrdinals(index: SeriesIndex, selector: IndexSelector): Uin
   return current ?? all();
 }
 
+/** Per tag key's postings: its values sorted, for narrowing to a prefix by binary search. */
+const sortedValues = new WeakMap<ReadonlyMap<string, Uint32Array>, readonly string[]>();
+
+/**
+ * The values of a tag the matcher may accept ("" aside): the ones it names when it names them
+ * all, else those starting with its literal prefix, else every value.
+ */
+function candidateValues(values: ReadonlyMap<string, Uint32Array>, m: CompiledMatcher): readonly string[] {
+  if (m.literals) return m.literals.filter((v) => values.has(v));
+  let sorted = values instanceof SortedPostings ? values.names : sortedValues.get(values);
+  if (!sorted) sortedValues.set(values, (sorted = [...values.keys()].sort()));
+  if (m.prefix === '') return sorted;
+  // Values starting with the prefix are contiguous in code-unit order, from the first one ≥ it.
+  const from = lowerBound(sorted, m.prefix);
+  let to = from;
+  while (to < sorted.length && sorted[to]!.startsWith(m.prefix)) to++;
+  return sorted.slice(from, to);
+}
+
+function lowerBound(sorted: readonly string[], s: string): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < s) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** The ordinals of `ordinals` whose series satisfies `m` (a series without the tag counts as ""). */
 function filterSeries(index: SeriesIndex, ordinals: Uint32Array, m: CompiledMatcher): Uint32Array {
   const out = new Uint32Array(ordinals.length);
   let n = 0;
-  for (const o of ordinals) if (m.accepts(own(index.series[o]!.tags, m.key) ?? '') !== m.negated) out[n++] = o;
+  for (const o of ordinals) if (m.accepts(index.series.tag(o, m.key) ?? '') !== m.negated) out[n++] = o;
   return out.subarray(0, n);
 }
 

@@ -24,7 +24,7 @@ function entriesOf(index: SeriesIndex): Map<string, Map<string, FooterEntry>> {
 function postingsOf(index: SeriesIndex) {
   const metrics = new Map<string, number[]>();
   const tags = new Map<string, Map<string, number[]>>();
-  index.series.forEach((s, o) => {
+  Array.from({ length: index.series.length }, (_, o) => index.series.at(o)).forEach((s, o) => {
     metrics.set(s.metric, [...(metrics.get(s.metric) ?? []), o]);
     for (const [k, v] of Object.entries(s.tags)) {
       const m = tags.get(k) ?? new Map<string, number[]>();
@@ -71,10 +71,23 @@ describe('series index', () => {
         expect([...got.keys()].sort()).toEqual([...footers.keys()].sort());
         for (const [key, entries] of footers) expect(new Map(entries.map((e) => [e.id, e]))).toEqual(got.get(key));
         const ids = [...new Set([...footers.values()].flatMap((l) => l.map((e) => e.id)))].sort();
-        expect(index.series.map((s) => s.id)).toEqual(ids);
+        expect(Array.from({ length: index.series.length }, (_, o) => index.series.at(o).id)).toEqual(ids);
+        // Each tag as the series' own tags have it, and none it lacks.
+        for (let o = 0; o < index.series.length; o++) {
+          const s = index.series.at(o);
+          for (const [k, v] of Object.entries(s.tags)) expect(index.series.tag(o, k)).toBe(v);
+          expect(index.series.keys(o)).toEqual(Object.keys(s.tags));
+          expect(index.series.tag(o, '\u0000none')).toBeUndefined();
+        }
         const want = postingsOf(index);
         expect(asLists(index.metrics)).toEqual(want.metrics);
         expect(new Map([...index.tags].map(([k, m]) => [k, asLists(m)]))).toEqual(want.tags);
+        // Each list found by its name (binary search over the names as written), and no other name.
+        for (const [k, m] of want.tags) {
+          for (const [v, list] of m) expect([...(index.tags.get(k)!.get(v) ?? [])]).toEqual(list);
+          expect(index.tags.get(k)!.get('\u0000none')).toBeUndefined();
+        }
+        for (const [name, list] of want.metrics) expect([...(index.metrics.get(name) ?? [])]).toEqual(list);
         // Deterministic: the same content in another order gives the same bytes.
         expect(encodeSeriesIndex({ ...i, parts: [...i.parts].reverse().map((p) => ({ ...p, series: [...p.series].reverse() })) })).toEqual(bytes);
       }),
@@ -128,7 +141,7 @@ describe('series index', () => {
       ns: index.ns,
       shard: index.shard,
       day: index.day,
-      series: index.series,
+      series: Array.from({ length: index.series.length }, (_, o) => index.series.at(o)),
       metrics: Object.fromEntries([...asLists(index.metrics)]),
       tags: Object.fromEntries([...index.tags].map(([k, m]) => [k, Object.fromEntries(asLists(m))])),
       parts: Object.fromEntries([...entriesOf(index)].map(([k, m]) => [k, [...m.values()]])),

@@ -3,7 +3,8 @@ import { ByteReader, ByteWriter } from '../codec/bytes.js';
 import { decodeFrame, encodeFrame, FRAME_OVERHEAD } from '../codec/frame.js';
 import { assertWellFormed } from '../codec/values.js';
 import { asCorrupt } from '../segment/checks.js';
-import { readLayouts, readSeriesKey, writeLayouts } from '../segment/footer.js';
+import { readLayouts, writeLayouts } from '../segment/footer.js';
+import { setOwn } from '../codec/bytes.js';
 import { indexLayout, layoutKey } from '../segment/layout.js';
 import type { BlockLayout, FooterEntry } from '../segment/types.js';
 
@@ -45,11 +46,26 @@ export interface IndexedPart {
   readonly extras: Float64Array;
 }
 
+/**
+ * The series of an index by ordinal. Decoded indexes keep them as columns of string-table refs
+ * (an object per series cost ~150 bytes of heap, most of a decoded index), so a series object is
+ * built only for the series a query returns.
+ */
+export interface SeriesTable {
+  readonly length: number;
+  /** Series `o` as a new object. */
+  at(o: number): IndexedSeries;
+  /** The value of tag `key` of series `o`, or undefined when it has none. */
+  tag(o: number, key: string): string | undefined;
+  /** The tag keys of series `o`. */
+  keys(o: number): string[];
+}
+
 export interface SeriesIndex {
   readonly ns: string;
   readonly shard: number;
   readonly day: number;
-  readonly series: readonly IndexedSeries[];
+  readonly series: SeriesTable;
   /** Ordinals (ascending) of each metric's series. */
   readonly metrics: ReadonlyMap<string, Uint32Array>;
   /** Per tag key, per value, ordinals (ascending) of the series carrying that pair. */
@@ -216,36 +232,60 @@ export function decodeSeriesIndex(b: Uint8Array): SeriesIndex {
     const deref = () => strings[refIndex()]!;
     const layouts = readLayouts(r, deref);
     const nSeries = r.count(3);
-    const series: IndexedSeries[] = [];
+    const ids = new Array<string>(nSeries);
+    const metricRefs = new Uint32Array(nSeries);
+    const tagStart = new Uint32Array(nSeries + 1);
+    const tagRefs: number[] = [];
     let prevId: string | null = null;
     for (let o = 0; o < nSeries; o++) {
-      const key = readSeriesKey(r, prevId, deref);
-      prevId = key.id;
-      series.push(key);
+      const id = r.str();
+      if (prevId !== null && !(id > prevId)) r.fail(`series ${id} out of order or repeated`);
+      prevId = id;
+      ids[o] = id;
+      metricRefs[o] = refIndex();
+      const nTags = r.count(2);
+      tagStart[o] = tagRefs.length;
+      let prevKey: string | null = null;
+      for (let t = 0; t < nTags; t++) {
+        const k = refIndex();
+        if (prevKey !== null && !(strings[k]! > prevKey)) r.fail(`series ${id}: tag ${strings[k]} out of order or repeated`);
+        prevKey = strings[k]!;
+        tagRefs.push(k, refIndex());
+      }
     }
+    tagStart[nSeries] = tagRefs.length;
+    // The ids as one string and where each starts: a string per id costs ~40 bytes of heap.
+    const idStart = new Uint32Array(nSeries + 1);
+    for (let o = 0; o < nSeries; o++) idStart[o + 1] = idStart[o]! + ids[o]!.length;
+    const series = new ColumnSeries(strings, ids.join(''), idStart, metricRefs, tagStart, Uint32Array.from(tagRefs));
+    // Names are written sorted (encodeSeriesIndex), so each map is a sorted name list over one
+    // array of ordinals: no Map entry and no typed array per name until a query asks for one.
     const readPostings = () => {
       const n = r.count(2);
-      const m = new Map<string, Uint32Array>();
+      const names: string[] = [];
+      const starts = new Uint32Array(n + 1);
+      const all: number[] = [];
       for (let i = 0; i < n; i++) {
         const name = deref();
-        if (m.has(name)) r.fail(`postings of ${JSON.stringify(name)} listed twice`);
+        if (i > 0 && !(name > names[i - 1]!)) r.fail(`postings of ${JSON.stringify(name)} out of order or listed twice`);
+        names.push(name);
+        starts[i] = all.length;
         const len = r.count();
-        const list = new Uint32Array(len);
         let o = 0;
         for (let k = 0; k < len; k++) {
           const d = r.uvarint();
           if (k > 0 && d === 0) r.fail(`postings of ${JSON.stringify(name)} not ascending`);
           o += d;
           if (o >= nSeries) r.fail(`postings of ${JSON.stringify(name)}: series ${o} outside ${nSeries}`);
-          list[k] = o;
+          all.push(o);
         }
-        m.set(name, list);
       }
-      return m;
+      starts[n] = all.length;
+      return new SortedPostings(names, starts, Uint32Array.from(all));
     };
     const metrics = readPostings();
     const nKeys = r.count(2);
-    const tags = new Map<string, Map<string, Uint32Array>>();
+    const tags = new Map<string, SortedPostings>();
     for (let i = 0; i < nKeys; i++) {
       const k = deref();
       if (tags.has(k)) r.fail(`tag key ${JSON.stringify(k)} listed twice`);
@@ -314,7 +354,7 @@ export function decodeSeriesIndex(b: Uint8Array): SeriesIndex {
 
 /** The footer entry of slot `i` of a part, as the segment's own footer has it. */
 export function indexedEntry(index: SeriesIndex, part: IndexedPart, i: number): FooterEntry {
-  const s = index.series[part.ordinals[i]!]!;
+  const s = index.series.at(part.ordinals[i]!);
   const extras = Array.from(part.extras.subarray(part.extraStart[i], part.extraStart[i + 1]));
   const base = { id: s.id, metric: s.metric, tags: s.tags as Record<string, string>, offset: part.offsets[i]!, length: part.lengths[i]!, count: part.counts[i]!, minTs: part.minTs[i]!, maxTs: part.maxTs[i]! };
   const li = part.layouts[i]!;
@@ -327,4 +367,123 @@ function push(m: Map<string, number[]>, k: string, v: number): void {
   let l = m.get(k);
   if (!l) m.set(k, (l = []));
   l.push(v);
+}
+
+/** A series table as columns: ids, and string-table refs for metrics and tag pairs. */
+class ColumnSeries implements SeriesTable {
+  constructor(
+    private readonly strings: readonly string[],
+    /** Series o's id is `idText.slice(idStart[o], idStart[o + 1])`. */
+    private readonly idText: string,
+    private readonly idStart: Uint32Array,
+    private readonly metrics: Uint32Array,
+    /** Series o's tag key and value refs, in pairs, are `tagRefs[tagStart[o] .. tagStart[o + 1])`. */
+    private readonly tagStart: Uint32Array,
+    private readonly tagRefs: Uint32Array,
+  ) {}
+
+  get length(): number {
+    return this.metrics.length;
+  }
+
+  /** Bytes of its arrays and ids (two per character: ids need not be Latin-1). */
+  get bytes(): number {
+    return this.idText.length * 2 + this.idStart.byteLength + this.metrics.byteLength + this.tagStart.byteLength + this.tagRefs.byteLength;
+  }
+
+  at(o: number): IndexedSeries {
+    const tags: Record<string, string> = {};
+    for (let t = this.tagStart[o]!; t < this.tagStart[o + 1]!; t += 2) setOwn(tags, this.strings[this.tagRefs[t]!]!, this.strings[this.tagRefs[t + 1]!]!);
+    return { id: this.idText.slice(this.idStart[o], this.idStart[o + 1]), metric: this.strings[this.metrics[o]!]!, tags };
+  }
+
+  keys(o: number): string[] {
+    const out: string[] = [];
+    for (let t = this.tagStart[o]!; t < this.tagStart[o + 1]!; t += 2) out.push(this.strings[this.tagRefs[t]!]!);
+    return out;
+  }
+
+  tag(o: number, key: string): string | undefined {
+    for (let t = this.tagStart[o]!; t < this.tagStart[o + 1]!; t += 2) if (this.strings[this.tagRefs[t]!] === key) return this.strings[this.tagRefs[t + 1]!];
+    return undefined;
+  }
+}
+
+/** Postings by name, names in code-unit order, each list a view into one array. */
+export class SortedPostings implements ReadonlyMap<string, Uint32Array> {
+  constructor(
+    /** Ascending. */
+    readonly names: readonly string[],
+    private readonly starts: Uint32Array,
+    private readonly all: Uint32Array,
+  ) {}
+
+  get size(): number {
+    return this.names.length;
+  }
+
+  /** Bytes of its arrays (names are shared with the string table). */
+  get bytes(): number {
+    return this.names.length * 8 + this.starts.byteLength + this.all.byteLength;
+  }
+
+  private find(name: string): number {
+    let lo = 0;
+    let hi = this.names.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.names[mid]! < name) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < this.names.length && this.names[lo] === name ? lo : -1;
+  }
+
+  private list(i: number): Uint32Array {
+    return this.all.subarray(this.starts[i], this.starts[i + 1]);
+  }
+
+  get(name: string): Uint32Array | undefined {
+    const i = this.find(name);
+    return i < 0 ? undefined : this.list(i);
+  }
+
+  has(name: string): boolean {
+    return this.find(name) >= 0;
+  }
+
+  keys(): MapIterator<string> {
+    return this.names[Symbol.iterator]();
+  }
+
+  *values(): MapIterator<Uint32Array> {
+    for (let i = 0; i < this.names.length; i++) yield this.list(i);
+  }
+
+  *entries(): MapIterator<[string, Uint32Array]> {
+    for (let i = 0; i < this.names.length; i++) yield [this.names[i]!, this.list(i)];
+  }
+
+  [Symbol.iterator](): MapIterator<[string, Uint32Array]> {
+    return this.entries();
+  }
+
+  forEach(fn: (value: Uint32Array, key: string, map: ReadonlyMap<string, Uint32Array>) => void): void {
+    for (let i = 0; i < this.names.length; i++) fn(this.list(i), this.names[i]!, this);
+  }
+}
+
+/** A series table of objects (tests, and indexes built in memory). */
+export function seriesTable(list: readonly IndexedSeries[]): SeriesTable {
+  return { length: list.length, at: (o) => list[o]!, tag: (o, key) => (Object.hasOwn(list[o]!.tags, key) ? list[o]!.tags[key] : undefined), keys: (o) => Object.keys(list[o]!.tags) };
+}
+
+/** Roughly the heap a decoded index holds: its arrays, an id string per series, and the string table. */
+export function decodedIndexBytes(index: SeriesIndex): number {
+  let n = index.series instanceof ColumnSeries ? index.series.bytes : index.series.length * 160;
+  for (const s of index.strings) n += 24 + s.length;
+  const postings = (m: ReadonlyMap<string, Uint32Array>) => (m instanceof SortedPostings ? m.bytes : m.size * 120);
+  n += postings(index.metrics);
+  for (const m of index.tags.values()) n += 64 + postings(m);
+  for (const p of index.parts) n += 200 + p.ordinals.byteLength + p.offsets.byteLength * 5 + p.layouts.byteLength + p.extraStart.byteLength + p.extras.byteLength;
+  return n;
 }
