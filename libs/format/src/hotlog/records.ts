@@ -18,7 +18,9 @@ import { msgpack } from '../msgpack.js';
 export type Fields = Record<string, FieldValue>;
 
 export class RecordEncoder {
-  private buf = new Uint8Array(64 * 1024);
+  // Small to start: a request's encoder lives for that request only, and a single-sample write
+  // allocating (and zeroing) 64 KiB cost 8 µs of its ~100 µs; the buffer doubles as records need.
+  private buf = new Uint8Array(2 * 1024);
   private view = new DataView(this.buf.buffer);
   private pos = 0;
   /** Where the bytes not yet taken start. */
