@@ -28,6 +28,12 @@ describe('loadConfig', () => {
       expect(() => loadConfig({ ...env, [name]: value })).toThrow(name);
   });
 
+  it('flushes a backlog sooner above S4_FLUSH_BACKLOG_BYTES, 0 turning it off, and refuses a bad value by name', () => {
+    expect(loadConfig({}).flush.backlogBytes).toBe(32 * 1024 * 1024);
+    expect(loadConfig({ S4_FLUSH_BACKLOG_BYTES: '0' }).flush.backlogBytes).toBe(0);
+    for (const bad of ['-1', 'lots', '1.5']) expect(() => loadConfig({ S4_FLUSH_BACKLOG_BYTES: bad })).toThrow('S4_FLUSH_BACKLOG_BYTES');
+  });
+
   it('names every bad variable', () => {
     try {
       loadConfig({ S4_PORT: 'eighty', S4_ROLE: 'boss', S4_TYPO: '1' });

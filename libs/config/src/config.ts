@@ -39,6 +39,7 @@ const schema = z.object({
 
   S4_FLUSH_INTERVAL_MS: int(100, 3_600_000).default(10_000),
   S4_FLUSH_GRACE_MS: int(0, 86_400_000).default(300_000),
+  S4_FLUSH_BACKLOG_BYTES: int(0, 2 ** 40).default(32 * 1024 * 1024),
   S4_LEASE_TTL_MS: int(1_000, 3_600_000).default(15_000),
   S4_ORPHAN_SWEEP_INTERVAL_MS: int(1_000, 7 * 86_400_000).default(3_600_000),
   S4_ORPHAN_GRACE_MS: int(60_000, 30 * 86_400_000).default(3_600_000),
@@ -144,6 +145,13 @@ export interface Config {
   readonly flush: {
     readonly intervalMs: number;
     readonly graceMs: number;
+    /**
+     * A periodic pass that took at least this many bytes out of the hot tier is followed by the
+     * next one after a second, not after `intervalMs` (0: never): closed windows that keep
+     * receiving data (a backfill, a replay) are flushed as fast as the worker can, instead of
+     * piling up in the hot tier's memory for an interval.
+     */
+    readonly backlogBytes: number;
     readonly leaseTtlMs: number;
     /** How often the segment worker looks for parts that crashed flushes left unregistered (it LISTs). */
     readonly orphanSweepIntervalMs: number;
@@ -272,6 +280,7 @@ export function loadConfig(env: RawEnv = process.env): Config {
     flush: {
       intervalMs: e.S4_FLUSH_INTERVAL_MS,
       graceMs: e.S4_FLUSH_GRACE_MS,
+      backlogBytes: e.S4_FLUSH_BACKLOG_BYTES,
       leaseTtlMs: e.S4_LEASE_TTL_MS,
       orphanSweepIntervalMs: e.S4_ORPHAN_SWEEP_INTERVAL_MS,
       orphanGraceMs: e.S4_ORPHAN_GRACE_MS,
