@@ -27,6 +27,7 @@ const schema = z.object({
   S4_REDIS_CLUSTER: bool.default(false),
   S4_REDIS_TIMEOUT_MS: int(50, 600_000).default(5_000),
   S4_EMBEDDED_FSYNC: z.enum(['always', 'never']).default('always'),
+  S4_RUNTIME_TUNING: bool.default(true),
 
   S4_S3_BUCKET: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket name').optional(),
   S4_S3_PREFIX: z.string().regex(/^([A-Za-z0-9._-]+\/)*$/, 'empty or path segments ending with /').default(''),
@@ -103,6 +104,11 @@ export type RawEnv = Readonly<Record<string, string | undefined>>;
 
 export interface Config {
   readonly role: Role;
+  /**
+   * The server entry re-executes itself once at start (same process id) with a smaller V8 young
+   * generation and fewer glibc malloc arenas (apps/api/src/runtime.ts); false keeps the runtime's defaults.
+   */
+  readonly runtimeTuning: boolean;
   readonly host: string;
   readonly port: number;
   readonly dataDir: string;
@@ -251,6 +257,7 @@ export function loadConfig(env: RawEnv = process.env): Config {
   const e = parsed.data;
   return Object.freeze({
     role: e.S4_ROLE,
+    runtimeTuning: e.S4_RUNTIME_TUNING,
     host: e.S4_HOST,
     port: e.S4_PORT,
     dataDir: e.S4_DATA_DIR,
