@@ -35,7 +35,7 @@ async function runtimeOf(extra: Record<string, string>): Promise<{ argv: string[
 describe.runIf(process.platform === 'linux' && typeof process.execve === 'function')('runtime tuning (S4_RUNTIME_TUNING)', () => {
   it('re-executes the server in place with a small young generation and glibc malloc tuning, and still stops cleanly', async () => {
     const r = await runtimeOf({});
-    expect(r.argv).toContain('--max-semi-space-size=16');
+    expect(r.argv).toContain('--max-semi-space-size=32');
     expect(r.env).toContain('MALLOC_ARENA_MAX=2');
     expect(r.env).toContain('MALLOC_MMAP_THRESHOLD_=131072');
     expect(r.exit).toBe(0);
@@ -44,11 +44,11 @@ describe.runIf(process.platform === 'linux' && typeof process.execve === 'functi
   it("keeps the operator's own settings, and the runtime's defaults when turned off", async () => {
     const own = await runtimeOf({ MALLOC_ARENA_MAX: '4' });
     expect(own.env).toContain('MALLOC_ARENA_MAX=4');
-    const flagged = await runtimeOf({ NODE_OPTIONS: '--max-semi-space-size=32' });
-    expect(flagged.argv).not.toContain('--max-semi-space-size=16');
+    const flagged = await runtimeOf({ NODE_OPTIONS: '--max-semi-space-size=8' });
+    expect(flagged.argv).not.toContain('--max-semi-space-size=32');
     expect(flagged.env.some((e) => e.startsWith('MALLOC_ARENA_MAX='))).toBe(false);
     const off = await runtimeOf({ S4_RUNTIME_TUNING: 'false' });
-    expect(off.argv).not.toContain('--max-semi-space-size=16');
+    expect(off.argv).not.toContain('--max-semi-space-size=32');
     expect(off.env.some((e) => e.startsWith('MALLOC_'))).toBe(false);
     expect(off.exit).toBe(0);
   }, 90_000);

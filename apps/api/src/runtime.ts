@@ -4,10 +4,11 @@
  * before any JavaScript runs. So the server entry re-executes itself once, in place (same process
  * id, signals and file descriptors: `process.execve`), with them set.
  *
- * - `--max-semi-space-size=16`: V8 sizes the HTTP thread's young generation from the host's RAM
+ * - `--max-semi-space-size=32`: V8 sizes the HTTP thread's young generation from the host's RAM
  *   (64 MB semi-spaces, 128 MB resident, on a 24 GB host), which a write-heavy process fills and
- *   keeps. 16 MB semi-spaces (the role threads get a 32 MB young generation through resourceLimits) cost no
- *   measurable CPU on the records workload (docs/benchmarks.md).
+ *   keeps. 32 MB costs no measurable CPU on the records workload; 16 MB saved another ~30 MB but
+ *   grew the HTTP thread's GC time by 60 % (request objects promoted before their write is
+ *   acknowledged). The role threads get their young generation through resourceLimits.
  * - `MALLOC_ARENA_MAX=2`: glibc gives each thread its own arenas, which keep freed memory; four
  *   isolates each allocating and freeing hot-tier logs, request bodies and segment buffers spread
  *   across them.
@@ -20,7 +21,7 @@
  * in NODE_OPTIONS, a MALLOC_* variable set).
  */
 const SEMI_SPACE_FLAG = '--max-semi-space-size';
-const SEMI_SPACE_MB = 16;
+const SEMI_SPACE_MB = 32;
 const MALLOC_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072' };
 
 /** Re-executes the process with the settings above when they are missing; returns only when it does not. */
