@@ -59,6 +59,8 @@ const cases: Case[] = [
   { name: 'field value nested 2,000 deep', body: `{"samples":[{"metric":"bad.input","ts":1,"fields":{"v":${'['.repeat(2_000)}${']'.repeat(2_000)}}}]}`, status: 400, mentions: ['S4_MAX_NESTING_DEPTH=64', 'samples[0].fields.v'] },
   { name: 'field value nested 1,000 deep in a column', body: json({ series: [{ metric: 'bad.input', ts: [now - 1000], fields: { v: [JSON.parse('{"a":'.repeat(1_000) + '1' + '}'.repeat(1_000)) as unknown] } }] }), status: 400, mentions: ['S4_MAX_NESTING_DEPTH=64'] },
   { name: '__proto__ as a field name', body: '{"samples":[{"metric":"bad.input","ts":1,"fields":{"__proto__":1}}]}', status: 400, mentions: ['__proto__'] },
+  // Spelled with an escape, it passes a plain search for `__proto__`: the JSON parser's poisoning check must still see it.
+  { name: '__proto__ as a field name, escaped', body: '{"samples":[{"metric":"bad.input","ts":1,"fields":{"\\u005f_proto__":1}}]}', status: 400, mentions: ['JSON'] },
   { name: '__proto__ as a field name (MessagePack)', body: msgpack.pack({ series: [{ metric: 'bad.input', ts: [now - 1000], fields: JSON.parse('{"__proto__":[1]}') as object }] }), type: 'application/msgpack', status: 400, mentions: ['__proto__'] },
   { name: 'timestamp too far in the future', body: json({ samples: [{ ...ok, ts: now + 3_600_000 }] }), status: 400, mentions: ['S4_MAX_FUTURE_MS=900000', 'samples[0].ts'] },
 ];

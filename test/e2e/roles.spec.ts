@@ -91,7 +91,7 @@ describe('process roles: the segment and aggregate roles run in worker threads',
       await new Promise((r) => setTimeout(r, 10));
     }
     const stats = (await (await expectOk(await flush)).json()) as Record<string, number>;
-    expect(Object.keys(stats).sort()).toEqual(['busyShards', 'bytes', 'objects', 'samples', 'series']);
+    expect(Object.keys(stats).sort()).toEqual(['busyShards', 'bytes', 'hotBytes', 'objects', 'samples', 'series']);
     expect(stats.samples).toBe(SERIES * 4);
     expect(stats.series).toBe(SERIES);
 

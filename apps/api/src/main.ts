@@ -1,8 +1,11 @@
-import { ConfigError } from '@s4/config';
-import { startServer } from './server.js';
+import { ConfigError, loadConfig } from '@s4/config';
+import { tuneRuntime } from './runtime.js';
 
 /** `npm start`: one S4 process configured from the environment; stops cleanly on SIGTERM/SIGINT. */
 try {
+  // Validated first, so a bad setting is reported once, before the process re-executes itself.
+  tuneRuntime(loadConfig(process.env).runtimeTuning, process.env);
+  const { startServer } = await import('./server.js');
   const server = await startServer(process.env);
   const stop = (signal: string) => {
     process.stderr.write(`s4: ${signal}, shutting down\n`);

@@ -28,6 +28,18 @@ describe('loadConfig', () => {
       expect(() => loadConfig({ ...env, [name]: value })).toThrow(name);
   });
 
+  it('flushes a backlog sooner above S4_FLUSH_BACKLOG_BYTES, 0 turning it off, and refuses a bad value by name', () => {
+    expect(loadConfig({}).flush.backlogBytes).toBe(32 * 1024 * 1024);
+    expect(loadConfig({ S4_FLUSH_BACKLOG_BYTES: '0' }).flush.backlogBytes).toBe(0);
+    for (const bad of ['-1', 'lots', '1.5']) expect(() => loadConfig({ S4_FLUSH_BACKLOG_BYTES: bad })).toThrow('S4_FLUSH_BACKLOG_BYTES');
+  });
+
+  it('tunes the runtime unless S4_RUNTIME_TUNING is false, and refuses a bad value by name', () => {
+    expect(loadConfig({}).runtimeTuning).toBe(true);
+    expect(loadConfig({ S4_RUNTIME_TUNING: 'false' }).runtimeTuning).toBe(false);
+    expect(() => loadConfig({ S4_RUNTIME_TUNING: 'maybe' })).toThrow('S4_RUNTIME_TUNING');
+  });
+
   it('names every bad variable', () => {
     try {
       loadConfig({ S4_PORT: 'eighty', S4_ROLE: 'boss', S4_TYPO: '1' });

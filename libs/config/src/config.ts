@@ -27,6 +27,7 @@ const schema = z.object({
   S4_REDIS_CLUSTER: bool.default(false),
   S4_REDIS_TIMEOUT_MS: int(50, 600_000).default(5_000),
   S4_EMBEDDED_FSYNC: z.enum(['always', 'never']).default('always'),
+  S4_RUNTIME_TUNING: bool.default(true),
 
   S4_S3_BUCKET: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket name').optional(),
   S4_S3_PREFIX: z.string().regex(/^([A-Za-z0-9._-]+\/)*$/, 'empty or path segments ending with /').default(''),
@@ -39,6 +40,7 @@ const schema = z.object({
 
   S4_FLUSH_INTERVAL_MS: int(100, 3_600_000).default(10_000),
   S4_FLUSH_GRACE_MS: int(0, 86_400_000).default(300_000),
+  S4_FLUSH_BACKLOG_BYTES: int(0, 2 ** 40).default(32 * 1024 * 1024),
   S4_LEASE_TTL_MS: int(1_000, 3_600_000).default(15_000),
   S4_ORPHAN_SWEEP_INTERVAL_MS: int(1_000, 7 * 86_400_000).default(3_600_000),
   S4_ORPHAN_GRACE_MS: int(60_000, 30 * 86_400_000).default(3_600_000),
@@ -102,6 +104,11 @@ export type RawEnv = Readonly<Record<string, string | undefined>>;
 
 export interface Config {
   readonly role: Role;
+  /**
+   * The server entry re-executes itself once at start (same process id) with a smaller V8 young
+   * generation and fewer glibc malloc arenas (apps/api/src/runtime.ts); false keeps the runtime's defaults.
+   */
+  readonly runtimeTuning: boolean;
   readonly host: string;
   readonly port: number;
   readonly dataDir: string;
@@ -144,6 +151,13 @@ export interface Config {
   readonly flush: {
     readonly intervalMs: number;
     readonly graceMs: number;
+    /**
+     * A periodic pass that took at least this many bytes out of the hot tier is followed by the
+     * next one after a second, not after `intervalMs` (0: never): closed windows that keep
+     * receiving data (a backfill, a replay) are flushed as fast as the worker can, instead of
+     * piling up in the hot tier's memory for an interval.
+     */
+    readonly backlogBytes: number;
     readonly leaseTtlMs: number;
     /** How often the segment worker looks for parts that crashed flushes left unregistered (it LISTs). */
     readonly orphanSweepIntervalMs: number;
@@ -243,6 +257,7 @@ export function loadConfig(env: RawEnv = process.env): Config {
   const e = parsed.data;
   return Object.freeze({
     role: e.S4_ROLE,
+    runtimeTuning: e.S4_RUNTIME_TUNING,
     host: e.S4_HOST,
     port: e.S4_PORT,
     dataDir: e.S4_DATA_DIR,
@@ -272,6 +287,7 @@ export function loadConfig(env: RawEnv = process.env): Config {
     flush: {
       intervalMs: e.S4_FLUSH_INTERVAL_MS,
       graceMs: e.S4_FLUSH_GRACE_MS,
+      backlogBytes: e.S4_FLUSH_BACKLOG_BYTES,
       leaseTtlMs: e.S4_LEASE_TTL_MS,
       orphanSweepIntervalMs: e.S4_ORPHAN_SWEEP_INTERVAL_MS,
       orphanGraceMs: e.S4_ORPHAN_GRACE_MS,

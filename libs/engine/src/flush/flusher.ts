@@ -21,6 +21,8 @@ export interface FlushStats {
   series: number;
   samples: number;
   bytes: number;
+  /** Bytes of hot-tier logs flushed (and released): what the pass took out of the hot tier's memory. */
+  hotBytes: number;
   /** Shards with closed windows that another owner's lease kept this pass from flushing. */
   busyShards: number;
 }
@@ -49,7 +51,7 @@ export class Flusher {
 
   /** Flush every window of every shard that ends at or before `cutoff`. */
   async flushAll(cutoff: number): Promise<FlushStats> {
-    const total: FlushStats = { objects: 0, series: 0, samples: 0, bytes: 0, busyShards: 0 };
+    const total: FlushStats = { objects: 0, series: 0, samples: 0, bytes: 0, hotBytes: 0, busyShards: 0 };
     const results = await mapLimit(allShards(this.options.shards), this.options.concurrency ?? 4, (shard) =>
       this.flushShard({ ns: this.options.ns, shard }, cutoff),
     );
@@ -71,7 +73,7 @@ export class Flusher {
   }
 
   private async flushShardNow(ref: ShardRef, cutoff: number): Promise<FlushStats> {
-    const stats: FlushStats = { objects: 0, series: 0, samples: 0, bytes: 0, busyShards: 0 };
+    const stats: FlushStats = { objects: 0, series: 0, samples: 0, bytes: 0, hotBytes: 0, busyShards: 0 };
     const windows = (await this.hot.openWindows(ref)).filter((w) => w + WINDOW_MS <= cutoff);
     if (windows.length === 0) return stats;
     const lease = await this.hot.acquireLease(ref, this.options.owner, this.options.leaseTtlMs);
@@ -101,7 +103,7 @@ export class Flusher {
   private async flushWindow(lease: Lease, window: number): Promise<FlushStats> {
     const ref = lease.ref;
     const logs = (await this.hot.readWindow(ref, window)).filter((l) => l.data.length > 0);
-    if (logs.length === 0) return { objects: 0, series: 0, samples: 0, bytes: 0, busyShards: 0 };
+    if (logs.length === 0) return { objects: 0, series: 0, samples: 0, bytes: 0, hotBytes: 0, busyShards: 0 };
     const decoded = new WindowSeries(logs);
     const series = decoded.series;
     const { catalog } = await this.catalogs.load(ref, window);
@@ -130,7 +132,9 @@ export class Flusher {
     // de-duplicate).
     for (let i = 0; i < logs.length; i += RELEASE_SLICE)
       await this.hot.release(lease, window, logs.slice(i, i + RELEASE_SLICE).map((l) => ({ id: l.id, length: l.data.length })));
-    return { objects: 1, series: series.length, samples: span.samples, bytes: bytes.length, busyShards: 0 };
+    let hotBytes = 0;
+    for (const l of logs) hotBytes += l.data.length;
+    return { objects: 1, series: series.length, samples: span.samples, bytes: bytes.length, hotBytes, busyShards: 0 };
   }
 }
 

@@ -98,6 +98,7 @@ export const FLUSH_RESULT_SCHEMA = {
     series: { type: 'integer' },
     samples: { type: 'integer' },
     bytes: { type: 'integer' },
+    hotBytes: { type: 'integer', description: 'bytes of hot-tier logs flushed and released' },
     busyShards: { type: 'integer', description: 'shards another owner was flushing; retry later' },
   },
 };

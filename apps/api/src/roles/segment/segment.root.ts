@@ -37,7 +37,7 @@ export async function createSegmentRoot(config: Config, hot: HotTier, clock: Clo
   sweeping.start();
   return {
     async flush(trigger) {
-      const total: FlushStats = { objects: 0, series: 0, samples: 0, bytes: 0, busyShards: 0 };
+      const total: FlushStats = { objects: 0, series: 0, samples: 0, bytes: 0, hotBytes: 0, busyShards: 0 };
       const now = clock.now();
       // Each namespace keeps closed windows hot for its own hot time (S4_FLUSH_GRACE_MS without a policy file).
       for (const p of policies.current().all) addCounts(total, await flushers.for(p).flushAll(trigger === 'periodic' ? now - p.hotMs : now));

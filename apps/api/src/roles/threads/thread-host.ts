@@ -15,12 +15,17 @@ import { toWire, type CallMethod, type FromThread, type PassStats, type ThreadDa
  */
 const ROLE_THREAD_NICE = 5;
 
+/** Pause before the next periodic pass when the last one left a backlog: the thread's other calls and the event loop get a turn. */
+const SOON_MS = 1_000;
+
 /** What a role's composition root hands to its thread. */
 export interface RoleWork {
   /** Time between two periodic passes. */
   readonly intervalMs: number;
   /** One pass: 'periodic' with the role's own window (grace, look-back), 'admin' over everything now. */
   pass(trigger: Trigger): Promise<PassStats>;
+  /** Whether a periodic pass left a backlog, so the next one runs after SOON_MS instead of `intervalMs`. */
+  backlog?(stats: PassStats): boolean;
   /** Admin calls other than the pass. */
   readonly calls?: Partial<Record<Exclude<CallMethod, 'pass'>, () => Promise<unknown>>>;
   /** Close what the root opened (object-store client); the host closes the hot tier. */
@@ -72,9 +77,11 @@ export async function runRoleThread(build: (config: Config, hot: HotTier, clock:
     ? new PeriodicWorker(
         work.intervalMs,
         async () => {
-          await pass('periodic');
+          const stats = await pass('periodic');
+          return work.backlog?.(stats) ?? false;
         },
         (e) => post({ type: 'pass-error', trigger: 'periodic', error: toWire(e) }),
+        SOON_MS,
       )
     : null;
 
