@@ -24,6 +24,10 @@ interface WireNode {
   a: boolean;
   n?: Float64Array;
   s?: string[];
+  /** Compact columns (the SDK asks for them): numbers as integers or float32, `nd` decimal places; strings by dictionary. */
+  nd?: number;
+  sd?: string[];
+  si?: ArrayLike<number>;
   b?: Uint8Array;
   l?: ArrayLike<number>;
   h?: string[][];
@@ -300,9 +304,48 @@ function checkNode(v: unknown, where: string): WireNode {
   return n;
 }
 
+/**
+ * Brings compact node columns (columns=2, apps/api/src/roles/api/output/columns-wire.ts) back
+ * to the plain form, in place, for the whole tree: numbers into a Float64Array (integers and
+ * float32 convert exactly; `nd` decimal places divide by 10^nd, which the server checked gives
+ * every value back), strings from their dictionary.
+ */
+function expandNode(node: WireNode, where: string): WireNode {
+  const n = node.n as unknown;
+  if (n !== undefined && !(n instanceof Float64Array)) {
+    if (!ArrayBuffer.isView(n) || n instanceof DataView || typeof (n as unknown as ArrayLike<number>)[0] === 'bigint') throw new S4DecodeError(`shredded column ${where} has malformed numbers`);
+    const src = n as unknown as ArrayLike<number>;
+    const out = new Float64Array(src.length);
+    if (node.nd !== undefined) {
+      if (!Number.isInteger(node.nd) || node.nd < 1 || node.nd > 15) throw new S4DecodeError(`shredded column ${where} has ${node.nd} decimal places`);
+      const p = 10 ** node.nd;
+      for (let i = 0; i < src.length; i++) out[i] = src[i]! / p;
+    } else out.set(src);
+    node.n = out;
+    delete node.nd;
+  }
+  if (node.si !== undefined) {
+    const dict = node.sd ?? [];
+    const idx = node.si;
+    const out = new Array<string>(idx.length);
+    for (let i = 0; i < idx.length; i++) {
+      const s = dict[idx[i]!];
+      if (s === undefined) throw new S4DecodeError(`shredded column ${where} has a string index beyond its dictionary`);
+      out[i] = s;
+    }
+    node.s = out;
+    delete node.si;
+    delete node.sd;
+  }
+  if (node.e !== undefined) expandNode(checkNode(node.e, where), where);
+  const m = node.m ?? [];
+  for (let j = 0; j + 1 < m.length; j += 2) expandNode(checkNode(m[j + 1], where), where);
+  return node;
+}
+
 /** One value per sample of a shredded field (null where a sample lacks it). */
 export function assembleShredded(root: unknown, count: number, name: string): FieldValue[] {
-  const node = checkNode(root, name);
+  const node = expandNode(checkNode(root, name), name);
   if (node.c !== count) throw new S4DecodeError(`shredded column ${name} has ${node.c} values for ${count} timestamps`);
   const values = nodeValues(node);
   return node.a ? (values as FieldValue[]) : values.map((x) => (x === MISSING ? null : x));
@@ -482,7 +525,7 @@ export function toRecordBatch(value: unknown, toColumn: (name: string, column: u
     if (!Array.isArray(v.shredded)) throw new S4DecodeError(`a chunk of ${v.metric} has malformed shredded columns`);
     for (let j = 0; j + 1 < v.shredded.length; j += 2) {
       const name = v.shredded[j] as string;
-      shredded.set(name, checkNode(v.shredded[j + 1], name));
+      shredded.set(name, expandNode(checkNode(v.shredded[j + 1], name), name));
       names.push(name);
     }
   }
