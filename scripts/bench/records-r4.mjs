@@ -5,7 +5,7 @@
 //   node scripts/bench/records-r4.mjs read   # start S4 on that dir, time R4 (BENCH_REPEATS rounds, median)
 //
 // Knobs: BENCH_WORK (/tmp/s4-r4), BENCH_S4_PORT (18480), BENCH_MACHINES (300), BENCH_RECORD_MINUTES
-// (20), BENCH_REPEATS (3), BENCH_R4_VARIANTS (sdk,column,json), BENCH_S4_NODE_ARGS (e.g. --cpu-prof
+// (20), BENCH_REPEATS (3), BENCH_R4_VARIANTS (sdk,column,json), BENCH_S4_CACHE_BYTES (S4_CACHE_BYTES), BENCH_S4_NODE_ARGS (e.g. --cpu-prof
 // --cpu-prof-dir=/tmp/prof), BENCH_S4_DIST (apps/api/dist/main.js of another checkout, to compare
 // builds on the same data), BENCH_SDK_DIST (the SDK's dist/esm/index.js, likewise). CPU figures: the server's utime+stime from /proc/PID/stat around each
 // query, the client's process.cpuUsage(); wall time is printed too but is noisy on a shared machine.
@@ -32,7 +32,7 @@ const log = (...a) => console.error(`[r4 ${new Date().toISOString().slice(11, 19
 function childEnv() {
   const e = {};
   for (const [k, v] of Object.entries(env)) if (!k.startsWith('S4_') && !k.startsWith('AWS_') && k !== 'NODE_OPTIONS') e[k] = v;
-  return { ...e, S4_HOST: '127.0.0.1', S4_PORT: String(PORT), S4_LOG_LEVEL: 'warn', S4_DATA_DIR: DATA };
+  return { ...e, S4_HOST: '127.0.0.1', S4_PORT: String(PORT), S4_LOG_LEVEL: 'warn', S4_DATA_DIR: DATA, ...(env.BENCH_S4_CACHE_BYTES ? { S4_CACHE_BYTES: env.BENCH_S4_CACHE_BYTES } : {}) };
 }
 
 async function startS4() {
