@@ -143,6 +143,26 @@ describe('answers written from block columns', () => {
     );
   });
 
+  it('go compact for a range inside a block (views of the compacted block numbers), exactly', async () => {
+    const ts = Array.from({ length: 60 }, (_, i) => 1_763_784_000_000 + i * 1000);
+    const rec = ts.map((_, i) => ({ d: i / 10 - 2, pair: [i, -i - 0.25], f: Math.fround(i * 0.3), z: i % 7 === 0 ? -0 : i, s: `m${i % 3}`, big: i * 1e300 }));
+    const { bytes, entry } = block(ts, { rec }, 0, ts.length, 'always');
+    const whole = decodeBlockColumns(bytes.subarray(entry.offset, entry.offset + entry.length), entry);
+    for (const [lo, hi] of [
+      [0, 60],
+      [7, 41],
+      [23, 24],
+      [40, 60],
+    ] as const) {
+      const windows = new Map<number, Source[]>([[0, [blockSource(whole)]]]);
+      const spec = { ...key, from: ts[lo]!, to: ts[hi - 1]! + 1 };
+      const columnar = columnarSeries('s', key, windows, spec.from, spec.to, undefined)!;
+      const merged = mergeWindows(windows, spec, undefined);
+      const negZero = (_k: string, v: unknown) => (Object.is(v, -0) ? '-0' : v);
+      expect(JSON.stringify(await sdkRecords([columnar], true), negZero)).toBe(JSON.stringify(recordsOf(merged.ts, merged.fields), negZero));
+    }
+  });
+
   it('are compact only when the client asks (Accept: application/msgpack; columns=2)', () => {
     const node = { path: 'f', count: 20, kind: 2, kinds: null, nums: Float64Array.from({ length: 20 }, (_, i) => i), strs: [], bools: new Uint8Array(0), lens: new Uint32Array(0), shapes: [], shapeIds: null, elem: null, children: new Map() } as const;
     expect(nodeWire(node, undefined).n).toBeInstanceOf(Float64Array);

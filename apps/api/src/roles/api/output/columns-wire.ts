@@ -27,7 +27,7 @@ export function nodeWire(node: NodeColumn, sel: Selection | undefined, compact =
   if (node.kinds) out.ks = node.kinds;
   if (all) {
     if (node.nums.length > 0) {
-      const c = compact ? compactNumbers(node.nums) : null;
+      const c = compact ? compactView(node.nums) : null;
       out.n = c?.n ?? node.nums;
       if (c?.nd) out.nd = c.nd;
     }
@@ -60,9 +60,28 @@ const MAX_DECIMALS = 4;
 const POW10 = [1, 10, 100, 1000, 10_000];
 
 type IntArray = Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array;
+type Compact = { n: IntArray | Float32Array; nd?: number } | null;
+
+/**
+ * Compact forms by the buffer of a decoded node's numbers: a node column's numbers own their
+ * buffer, which never changes (decoded blocks are cached read-only, nodes.ts), and a query sends
+ * views of it (slice.ts), so the whole buffer is compacted once and each view takes its part:
+ * a form that holds every value of the buffer exactly holds those of any part of it.
+ */
+const compacted = new WeakMap<ArrayBufferLike, Compact>();
+
+function compactView(nums: Float64Array): Compact {
+  if (nums.length < MIN_COMPACT) return null;
+  const buffer = nums.buffer;
+  let c = compacted.get(buffer);
+  if (c === undefined) compacted.set(buffer, (c = compactNumbers(new Float64Array(buffer, 0, buffer.byteLength >> 3))));
+  if (c === null) return null;
+  const at = nums.byteOffset >> 3;
+  return c.nd ? { n: c.n.subarray(at, at + nums.length), nd: c.nd } : { n: c.n.subarray(at, at + nums.length) };
+}
 
 /** The numbers in fewer bytes, exactly (see nodeWire), or null when only Float64 holds them. */
-export function compactNumbers(nums: Float64Array): { n: IntArray | Float32Array; nd?: number } | null {
+export function compactNumbers(nums: Float64Array): Compact {
   const m = nums.length;
   if (m < MIN_COMPACT) return null;
   let ints = true;
