@@ -5,7 +5,7 @@
 //   node scripts/bench/records-r4.mjs read   # start S4 on that dir, time R4 (BENCH_REPEATS rounds, median)
 //
 // Knobs: BENCH_WORK (/tmp/s4-r4), BENCH_S4_PORT (18480), BENCH_MACHINES (300), BENCH_RECORD_MINUTES
-// (20), BENCH_REPEATS (3), BENCH_R4_VARIANTS (sdk,column,json), BENCH_S4_CACHE_BYTES (S4_CACHE_BYTES), BENCH_S4_NODE_ARGS (e.g. --cpu-prof
+// (20), BENCH_REPEATS (3), BENCH_R4_VARIANTS (sdk,column,json; also built: records built, not held), BENCH_S4_CACHE_BYTES (S4_CACHE_BYTES), BENCH_S4_NODE_ARGS (e.g. --cpu-prof
 // --cpu-prof-dir=/tmp/prof), BENCH_S4_DIST (apps/api/dist/main.js of another checkout, to compare
 // builds on the same data), BENCH_SDK_DIST (the SDK's dist/esm/index.js, likewise). CPU figures: the server's utime+stime from /proc/PID/stat around each
 // query, the client's process.cpuUsage(); wall time is printed too but is noisy on a shared machine.
@@ -107,6 +107,16 @@ async function read() {
       for await (const chunk of sdk.records({ metric: METRIC }, ten)) {
         const machine = chunk.tags.machine;
         for (const r of chunk.records()) out.push({ machine, ts: r.ts, rec: r.fields });
+      }
+      return out;
+    },
+    // Every record built, none held (how much of records() is holding 180,000 object graphs).
+    async built() {
+      const out = [];
+      for await (const chunk of sdk.records({ metric: METRIC }, ten)) {
+        let n = 0;
+        for (const r of chunk.records()) if (r.fields) n++;
+        for (let i = 0; i < n; i++) out.push(i);
       }
       return out;
     },
