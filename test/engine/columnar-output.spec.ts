@@ -143,7 +143,7 @@ describe('answers written from block columns', () => {
     );
   });
 
-  it('go compact for a range inside a block (views of the compacted block numbers), exactly', async () => {
+  it('go compact for a range inside a block (views of the compacted block numbers), exactly, in every format', async () => {
     const ts = Array.from({ length: 60 }, (_, i) => 1_763_784_000_000 + i * 1000);
     const rec = ts.map((_, i) => ({ d: i / 10 - 2, pair: [i, -i - 0.25], f: Math.fround(i * 0.3), z: i % 7 === 0 ? -0 : i, s: `m${i % 3}`, big: i * 1e300 }));
     const { bytes, entry } = block(ts, { rec }, 0, ts.length, 'always');
@@ -160,6 +160,9 @@ describe('answers written from block columns', () => {
       const merged = mergeWindows(windows, spec, undefined);
       const negZero = (_k: string, v: unknown) => (Object.is(v, -0) ? '-0' : v);
       expect(JSON.stringify(await sdkRecords([columnar], true), negZero)).toBe(JSON.stringify(recordsOf(merged.ts, merged.fields), negZero));
+      // JSON and NDJSON of the same slices: the same text as from the values.
+      const plain: SeriesResult[] = [{ id: 's', ...key, ...merged }];
+      for (const format of ['json', 'ndjson'] as const) expect(await text(format, [columnar])).toBe(await text(format, plain));
     }
   });
 
