@@ -5,8 +5,9 @@ import { blockSource, columnarSeries, mergeWindows, type SeriesResult, type Sour
 import { decodeBlockColumns, decodeFooter, encodeSegment, formatProjectionPath, projectBlockColumns, readTrailer, SEGMENT_TRAILER_BYTES, type ShredMode } from '@s4/format';
 import { keyPaths, nestedColumns } from '../../libs/format/src/testing/arbitraries.js';
 import { encode, type Format } from '../../apps/api/src/roles/api/output/formats.js';
-import { MsgpackStreamDecoder } from '../../apps/sdk/src/codec.js';
-import { toRecordBatch } from '../../apps/sdk/src/records.js';
+import { compactNumbers, dictionary, nodeWire } from '../../apps/api/src/roles/api/output/columns-wire.js';
+import { MsgpackStreamDecoder, packr, unpackr } from '../../apps/sdk/src/codec.js';
+import { assembleShredded, toRecordBatch } from '../../apps/sdk/src/records.js';
 
 const key = { metric: 'm', tags: { site: 'x', a: 'ü' } };
 
@@ -32,11 +33,11 @@ async function text(format: Format, results: SeriesResult[]): Promise<string> {
 }
 
 /** The records client.records() would yield for a MessagePack answer. */
-async function sdkRecords(results: SeriesResult[]): Promise<{ ts: number; fields: Record<string, unknown> }[]> {
+async function sdkRecords(results: SeriesResult[], compact: boolean): Promise<{ ts: number; fields: Record<string, unknown> }[]> {
   const chunks: Buffer[] = [];
   for await (const piece of encode('msgpack', (async function* () {
     yield* results;
-  })())) chunks.push(typeof piece === 'string' ? Buffer.from(piece) : piece);
+  })(), undefined, [], compact)) chunks.push(typeof piece === 'string' ? Buffer.from(piece) : piece);
   const d = new MsgpackStreamDecoder();
   const values = [...d.push(Buffer.concat(chunks)), ...d.end()];
   return values.flatMap((v) => [...toRecordBatch(v, (_n, c) => c as never).records()].map((r) => ({ ts: r.ts, fields: r.fields })));
@@ -68,10 +69,11 @@ describe('answers written from block columns', () => {
         shred: fc.constantFrom<ShredMode>('always', 'never', 'auto'),
         format: fc.constantFrom<Format>('json', 'ndjson', 'msgpack'),
         cached: fc.boolean(),
+        compact: fc.boolean(),
       });
     });
     await fc.assert(
-      fc.asyncProperty(cases, async ({ data, cuts, from, span, fields, shred, format, cached }) => {
+      fc.asyncProperty(cases, async ({ data, cuts, from, span, fields, shred, format, cached, compact }) => {
         const { ts } = data;
         const bounds = [0, ...cuts, ts.length];
         const sources: Source[] = [];
@@ -98,13 +100,76 @@ describe('answers written from block columns', () => {
           // A field itself named __proto__ is refused by the server's write validation.
           fc.pre(!Object.hasOwn(data.fields, '__proto__') && (shred === 'always' || !JSON.stringify(data).includes('"__proto__"')));
           // The SDK's records (nested fields built from node columns) are the merged values, absent fields left out.
-          expect(JSON.stringify(await sdkRecords(fromColumns))).toBe(JSON.stringify(recordsOf(merged.ts, merged.fields)));
+          // Compact columns (columns=2) or plain ones, -0 told from 0 where values travel as node
+          // columns (msgpackr writes a -0 inside a whole value as the integer 0: a known gap).
+          const got = await sdkRecords(fromColumns, compact);
+          const want = recordsOf(merged.ts, merged.fields);
+          const negZero = (_k: string, v: unknown) => (Object.is(v, -0) ? '-0' : v);
+          if (shred === 'always') expect(JSON.stringify(got, negZero)).toBe(JSON.stringify(want, negZero));
+          else expect(JSON.stringify(got)).toBe(JSON.stringify(want));
         } else expect(await text(format, fromColumns)).toBe(await text(format, plain));
         // The values built on demand are those of the merging path.
         if (fromColumns.length > 0) expect(JSON.stringify({ ts: columnar!.ts, fields: columnar!.fields })).toBe(JSON.stringify({ ts: merged.ts, fields: merged.fields }));
       }),
       { numRuns: 400 },
     );
+  });
+
+  it('go as compact node columns that the SDK turns back into exactly the same values', () => {
+    const kinds = [
+      fc.double(),
+      fc.integer({ min: -300, max: 300 }),
+      fc.integer(),
+      fc.double({ noNaN: true }).map(Math.fround),
+      fc.integer({ min: -99_999, max: 99_999 }).map((k) => k / 10),
+      fc.integer({ min: -9_999_999, max: 9_999_999 }).map((k) => k / 1000),
+      fc.constantFrom(-0, 0, 0.1, 0.3, 1e21, -2147483648, 2147483647, 2147483648, 214748.3648, Infinity, Number.MIN_VALUE),
+    ];
+    // Columns of one kind of number (what compaction is for), with now and then a value of another kind.
+    const column = fc.tuple(fc.integer({ min: 0, max: kinds.length - 1 }), fc.array(fc.oneof(...kinds), { maxLength: 2 })).chain(([k, odd]) =>
+      fc.array(kinds[k]!, { minLength: 14, maxLength: 80 }).chain((vs) => fc.shuffledSubarray([...vs, ...odd], { minLength: vs.length + odd.length })),
+    );
+    fc.assert(
+      fc.property(column, fc.array(fc.constantFrom('DM-400X', 'ü', '', 'a'), { minLength: 0, maxLength: 60 }), (values, strs) => {
+        const nums = Float64Array.from(values);
+        const c = compactNumbers(nums);
+        if (c) expect(c.n.byteLength).toBeLessThan(nums.byteLength);
+        const d = dictionary(strs);
+        const wire = { c: 2, k: 4, a: true, l: Uint32Array.from([values.length, strs.length]), e: { c: values.length + strs.length, k: -1, ks: Uint8Array.from([...values.map(() => 2), ...strs.map(() => 3)]), a: true, ...(c ? { n: c.n, ...(c.nd ? { nd: c.nd } : {}) } : nums.length > 0 ? { n: nums } : {}), ...(d ? { sd: d.sd, si: d.si } : strs.length > 0 ? { s: strs } : {}) } };
+        const got = assembleShredded(unpackr.unpack(packr.pack(wire)), 2, 'f');
+        expect(got).toEqual([values, strs]);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('go compact for a range inside a block (views of the compacted block numbers), exactly, in every format', async () => {
+    const ts = Array.from({ length: 60 }, (_, i) => 1_763_784_000_000 + i * 1000);
+    const rec = ts.map((_, i) => ({ d: i / 10 - 2, pair: [i, -i - 0.25], f: Math.fround(i * 0.3), z: i % 7 === 0 ? -0 : i, s: `m${i % 3}`, big: i * 1e300 }));
+    const { bytes, entry } = block(ts, { rec }, 0, ts.length, 'always');
+    const whole = decodeBlockColumns(bytes.subarray(entry.offset, entry.offset + entry.length), entry);
+    for (const [lo, hi] of [
+      [0, 60],
+      [7, 41],
+      [23, 24],
+      [40, 60],
+    ] as const) {
+      const windows = new Map<number, Source[]>([[0, [blockSource(whole)]]]);
+      const spec = { ...key, from: ts[lo]!, to: ts[hi - 1]! + 1 };
+      const columnar = columnarSeries('s', key, windows, spec.from, spec.to, undefined)!;
+      const merged = mergeWindows(windows, spec, undefined);
+      const negZero = (_k: string, v: unknown) => (Object.is(v, -0) ? '-0' : v);
+      expect(JSON.stringify(await sdkRecords([columnar], true), negZero)).toBe(JSON.stringify(recordsOf(merged.ts, merged.fields), negZero));
+      // JSON and NDJSON of the same slices: the same text as from the values.
+      const plain: SeriesResult[] = [{ id: 's', ...key, ...merged }];
+      for (const format of ['json', 'ndjson'] as const) expect(await text(format, [columnar])).toBe(await text(format, plain));
+    }
+  });
+
+  it('are compact only when the client asks (Accept: application/msgpack; columns=2)', () => {
+    const node = { path: 'f', count: 20, kind: 2, kinds: null, nums: Float64Array.from({ length: 20 }, (_, i) => i), strs: [], bools: new Uint8Array(0), lens: new Uint32Array(0), shapes: [], shapeIds: null, elem: null, children: new Map() } as const;
+    expect(nodeWire(node, undefined).n).toBeInstanceOf(Float64Array);
+    expect(nodeWire(node, undefined, true).n).toBeInstanceOf(Uint8Array);
   });
 
   it('are refused (null) when blocks overlap in time or hot data takes part', () => {

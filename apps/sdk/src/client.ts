@@ -209,7 +209,8 @@ export class S4Client {
       format,
     };
     if (spec.fields !== undefined) body.fields = spec.fields;
-    const accept = format === 'msgpack' ? 'application/msgpack' : format === 'csv' ? 'text/csv' : format === 'ndjson' ? 'application/x-ndjson' : 'application/json';
+    // columns=2: compact node columns (smaller number arrays, dictionary strings), which toRecordBatch reads.
+    const accept = format === 'msgpack' ? 'application/msgpack; columns=2' : format === 'csv' ? 'text/csv' : format === 'ndjson' ? 'application/x-ndjson' : 'application/json';
     return this.#transport.open({
       method: 'POST',
       path: '/v1/query',

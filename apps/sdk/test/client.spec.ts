@@ -166,7 +166,7 @@ describe('S4Client reads', () => {
     for await (const chunk of client.stream({ metric: 'm', tags: { dev: 'd0' }, from: 0, to: Number.MAX_SAFE_INTEGER })) sizes.push(chunk.ts.length);
     expect(sizes).toEqual([4, 4, 4, 4, 4, 4, 4, 2]);
     const req = server.requests.at(-1);
-    expect(req?.headers.accept).toBe('application/msgpack');
+    expect(req?.headers.accept).toBe('application/msgpack; columns=2');
   });
 
   it('series(), flush() and ready()', async () => {

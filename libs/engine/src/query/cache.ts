@@ -43,3 +43,73 @@ export class ByteBudgetCache<V> implements ObjectCache<V> {
     return this.used;
   }
 }
+
+/**
+ * A byte-bounded LRU that a scan larger than itself does not wipe out: when a new entry needs
+ * room, it is admitted only if it was asked for more often, recently, than each entry it would
+ * evict (TinyLFU admission; Einziger, Friedman and Manes, 2017). A bulk read that touches more
+ * decoded blocks than the budget holds (all machines × 10 minutes of records) then keeps most of
+ * them between repeats, where plain LRU evicts every block just before it is asked for again.
+ * Frequencies count lookups (hits and misses) and are halved every `sampleFactor` × entries
+ * lookups, so a new working set displaces an old one after a few rounds.
+ */
+export class FrequencyAdmissionCache<V> implements ObjectCache<V> {
+  private readonly entries = new Map<string, { value: V; bytes: number }>();
+  private readonly freq = new Map<string, number>();
+  private used = 0;
+  private lookups = 0;
+
+  constructor(
+    private readonly budget: number,
+    private readonly sampleFactor = 10,
+  ) {}
+
+  get(key: string): V | undefined {
+    this.count(key);
+    const e = this.entries.get(key);
+    if (!e) return undefined;
+    this.entries.delete(key);
+    this.entries.set(key, e);
+    return e.value;
+  }
+
+  set(key: string, value: V, bytes: number): void {
+    if (bytes > this.budget) return;
+    const old = this.entries.get(key);
+    if (old) {
+      this.used -= old.bytes;
+      this.entries.delete(key);
+    }
+    // The least recently used entries that would make room, and whether the newcomer outranks them all.
+    let room = this.budget - this.used;
+    const victims: string[] = [];
+    const mine = this.freq.get(key) ?? 0;
+    for (const [k, e] of this.entries) {
+      if (room >= bytes) break;
+      if ((this.freq.get(k) ?? 0) >= mine) return;
+      victims.push(k);
+      room += e.bytes;
+    }
+    for (const k of victims) {
+      this.used -= this.entries.get(k)!.bytes;
+      this.entries.delete(k);
+    }
+    this.entries.set(key, { value, bytes });
+    this.used += bytes;
+  }
+
+  get bytes(): number {
+    return this.used;
+  }
+
+  private count(key: string): void {
+    this.freq.set(key, (this.freq.get(key) ?? 0) + 1);
+    if (++this.lookups < this.sampleFactor * Math.max(64, this.entries.size)) return;
+    // Ageing: halve every count (forgetting the keys that fall to zero), so old popularity fades.
+    this.lookups = 0;
+    for (const [k, n] of this.freq) {
+      if (n > 1) this.freq.set(k, n >> 1);
+      else this.freq.delete(k);
+    }
+  }
+}

@@ -3,7 +3,7 @@ import type { BlockColumns, SegmentFooter } from '@s4/format';
 import type { CatalogStore } from '../catalog/catalog-store.js';
 import { aggregate } from './aggregate.js';
 import { columnarSeries } from './columnar.js';
-import { ByteBudgetCache } from './cache.js';
+import { ByteBudgetCache, FrequencyAdmissionCache } from './cache.js';
 import { reduceToPixels } from './downsample.js';
 import { latest } from './latest.js';
 import { QueryPlanner } from './planner.js';
@@ -41,11 +41,12 @@ export class QueryEngine {
     clock: { now(): number } = Date,
   ) {
     // An eighth each for footers and series indexes (with indexes, footers are read only for parts
-    // not indexed yet), the rest for decoded blocks.
+    // not indexed yet), the rest for decoded blocks, which a bulk read larger than the budget
+    // must not flush on every repeat (hence frequency admission).
     const eighth = Math.floor(options.cacheBytes / 8);
     const caches = {
       footers: new ByteBudgetCache<SegmentFooter>(eighth),
-      blocks: new ByteBudgetCache<BlockColumns>(options.cacheBytes - 2 * eighth),
+      blocks: new FrequencyAdmissionCache<BlockColumns>(options.cacheBytes - 2 * eighth),
     };
     const index = options.seriesIndex === false ? undefined : new SeriesIndexStore(objects, eighth, clock);
     this.index = index;

@@ -28,7 +28,7 @@ export class QueryController {
   @ApiOperation({
     summary: 'Read samples of the series matching a selector over [from, to)',
     description:
-      'json buffers per series; msgpack, ndjson and csv stream. msgpack: concatenated maps {metric, tags, ts: Float64Array, fields: {name: Float64Array | values}}; nested (shredded) fields of records read from segments come as node columns in `shredded` ([name, node, …]) with `names` listing every field in order (node layout: apps/api/src/roles/api/output/columns-wire.ts), which the SDK turns into records lazily.',
+      'json buffers per series; msgpack, ndjson and csv stream. msgpack: concatenated maps {metric, tags, ts: Float64Array, fields: {name: Float64Array | values}}; nested (shredded) fields of records read from segments come as node columns in `shredded` ([name, node, …]) with `names` listing every field in order (node layout: apps/api/src/roles/api/output/columns-wire.ts; with `Accept: application/msgpack; columns=2` compact node columns: integer / float32 / decimal-scaled numbers, dictionary strings), which the SDK turns into records lazily.',
   })
   @ApiQuery({ name: 'metric', required: true })
   @ApiQuery({ name: 'tag', required: false, isArray: true, description: 'key:value, repeatable; all must match' })
@@ -45,7 +45,7 @@ export class QueryController {
   @ApiResponse({ status: 200, schema: QUERY_RESULT_SCHEMA })
   @ApiResponse({ status: 400, schema: ERROR_SCHEMA })
   async get(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    await this.answer(parseQueryParams(req.query, req.headers.accept), reply);
+    await this.answer(parseQueryParams(req.query, req.headers.accept), reply, compactColumns(req.headers.accept));
   }
 
   @Post('query')
@@ -55,7 +55,7 @@ export class QueryController {
   @ApiResponse({ status: 200, schema: QUERY_RESULT_SCHEMA })
   @ApiResponse({ status: 400, schema: ERROR_SCHEMA })
   async post(@Req() req: FastifyRequest, @Body() body: unknown, @Res() reply: FastifyReply): Promise<void> {
-    await this.answer(parseQueryBody(body, req.headers.accept), reply);
+    await this.answer(parseQueryBody(body, req.headers.accept), reply, compactColumns(req.headers.accept));
   }
 
   @Get('latest')
@@ -87,12 +87,12 @@ export class QueryController {
     return { series: await this.query.series(p.metric, tagsFromParams(p.tag), p.from ?? 0, p.to ?? now + 86_400_000, matchersFromParams(p.match)) };
   }
 
-  private async answer({ spec, format }: ParsedQuery, reply: FastifyReply): Promise<void> {
+  private async answer({ spec, format }: ParsedQuery, reply: FastifyReply, compact: boolean): Promise<void> {
     if (isAggregate(spec)) await this.send(format, fromArray(await this.query.aggregate(spec)), undefined, reply);
-    else await this.send(format, this.query.query(spec), spec.fields, reply);
+    else await this.send(format, this.query.query(spec), spec.fields, reply, compact);
   }
 
-  private async send(format: Format, results: AsyncIterable<SeriesResult>, fields: readonly string[] | undefined, reply: FastifyReply): Promise<void> {
+  private async send(format: Format, results: AsyncIterable<SeriesResult>, fields: readonly string[] | undefined, reply: FastifyReply, compact = false): Promise<void> {
     const { metrics } = this;
     const started = performance.now();
     const maxPoints = this.config.query.maxPoints;
@@ -117,7 +117,7 @@ export class QueryController {
     const warnings: AnswerWarning[] =
       lagging.length > 0 ? [{ code: 'ingest_lag', shards: lagging, message: `recent writes to shards ${lagging.join(',')} may be missing: their Kafka lag is over ${this.lag!.readyLag} messages` }] : [];
     if (lagging.length > 0) void reply.header('s4-lagging-shards', lagging.join(','));
-    const stream = Readable.from(encode(format, counted(), fields, warnings), { objectMode: false });
+    const stream = Readable.from(encode(format, counted(), fields, warnings, compact), { objectMode: false });
     stream.on('end', () => {
       metrics.queryPoints.inc(points);
       metrics.queryRequests.inc({ outcome: 'ok' });
@@ -138,4 +138,9 @@ function pointsOf(s: SeriesResult): number {
 
 async function* fromArray<T>(items: readonly T[]): AsyncGenerator<T> {
   yield* items;
+}
+
+/** Whether the client reads compact node columns: `Accept: application/msgpack; columns=2` (columns-wire.ts). */
+function compactColumns(accept: string | undefined): boolean {
+  return accept !== undefined && /application\/msgpack\s*;[^,]*\bcolumns=2\b/.test(accept);
 }

@@ -25,8 +25,11 @@ export interface AnswerWarning {
   readonly shards: readonly number[];
 }
 
-/** Encode query results as a stream of byte/string pieces in the given format. */
-export function encode(format: Format, results: AsyncIterable<SeriesResult>, fields?: readonly string[], warnings: readonly AnswerWarning[] = []): AsyncGenerator<string | Buffer> {
+/**
+ * Encode query results as a stream of byte/string pieces in the given format. `compactColumns`:
+ * the client reads compact node columns (columns-wire.ts; MessagePack only).
+ */
+export function encode(format: Format, results: AsyncIterable<SeriesResult>, fields?: readonly string[], warnings: readonly AnswerWarning[] = [], compactColumns = false): AsyncGenerator<string | Buffer> {
   switch (format) {
     case 'json':
       return json(results, warnings);
@@ -35,7 +38,7 @@ export function encode(format: Format, results: AsyncIterable<SeriesResult>, fie
     case 'csv':
       return csv(results, fields);
     case 'msgpack':
-      return msgpackChunks(results);
+      return msgpackChunks(results, compactColumns);
   }
 }
 
@@ -182,7 +185,7 @@ function csvCell(s: string): string {
  * `fields` as before, its shredded (nested) fields in `shredded` as node columns (columns-wire.ts),
  * which the SDK turns into records only when asked, and then `names`, every field in answer order.
  */
-async function* msgpackChunks(results: AsyncIterable<SeriesResult>): AsyncGenerator<Buffer> {
+async function* msgpackChunks(results: AsyncIterable<SeriesResult>, compact: boolean): AsyncGenerator<Buffer> {
   for await (const s of results) {
     if (s.slices) {
       for (const x of s.slices) {
@@ -191,7 +194,7 @@ async function* msgpackChunks(results: AsyncIterable<SeriesResult>): AsyncGenera
         const shredded: unknown[] = [];
         for (const name of s.names ?? []) {
           const f = p.fields.get(name);
-          if (f?.kind === 'shredded') shredded.push(name, nodeWire(f.root, p.selection?.get(name)));
+          if (f?.kind === 'shredded') shredded.push(name, nodeWire(f.root, p.selection?.get(name), compact));
           else {
             const col = f ? (p.selection?.get(name)?.all === false ? columnsValues(p, name) : (f.values as FieldValue[])) : new Array<FieldValue>(p.ts.length).fill(null);
             fields[name] = numericColumn(col, 0, col.length) ?? col;
