@@ -1,7 +1,7 @@
 import { CorruptDataError, DAY_MS, parseSegmentKey, seriesIndexKey, type Clock, type ObjectStore, type ShardRef } from '@s4/core';
 import { decodeSeriesIndex, decodedIndexBytes, indexedEntry, type CatalogEntry, type FooterEntry, type IndexedPart, type SeriesIndex } from '@s4/format';
 import { selectOrdinals, slotsOf } from '../series-index/postings.js';
-import { ByteBudgetCache } from './cache.js';
+import { FrequencyAdmissionCache } from './cache.js';
 import { matchersOf, type TagSelector } from './selector.js';
 
 interface Loaded {
@@ -23,7 +23,7 @@ export interface IndexQuery extends TagSelector {
  * nothing, and the query reads footers instead; so does a part the index does not cover yet.
  */
 export class SeriesIndexStore {
-  private readonly cache: ByteBudgetCache<Loaded>;
+  private readonly cache: FrequencyAdmissionCache<Loaded>;
   private readonly loading = new Map<string, Promise<Loaded>>();
   /** Per index: the ordinals of its last selectors, by selector key, least recently used first. */
   private readonly selections = new WeakMap<SeriesIndex, Map<string, Uint32Array>>();
@@ -38,7 +38,7 @@ export class SeriesIndexStore {
     private readonly clock: Clock = { now: () => Date.now() },
     private readonly revalidateMs = 5_000,
   ) {
-    this.cache = new ByteBudgetCache(cacheBytes);
+    this.cache = new FrequencyAdmissionCache(cacheBytes);
   }
 
   /** The index of a shard-day, or null when there is none. */
