@@ -16,20 +16,12 @@ export class ByteBudgetCache<V> implements ObjectCache<V> {
   constructor(private readonly budget: number) {}
 
   get(key: string): V | undefined {
-    const e = this.entries.get(key);
-    if (!e) return undefined;
-    this.entries.delete(key);
-    this.entries.set(key, e);
-    return e.value;
+    return touch(this.entries, key);
   }
 
   set(key: string, value: V, bytes: number): void {
     if (bytes > this.budget) return;
-    const old = this.entries.get(key);
-    if (old) {
-      this.used -= old.bytes;
-      this.entries.delete(key);
-    }
+    this.used -= remove(this.entries, key);
     this.entries.set(key, { value, bytes });
     this.used += bytes;
     for (const [k, e] of this.entries) {
@@ -66,20 +58,12 @@ export class FrequencyAdmissionCache<V> implements ObjectCache<V> {
 
   get(key: string): V | undefined {
     this.count(key);
-    const e = this.entries.get(key);
-    if (!e) return undefined;
-    this.entries.delete(key);
-    this.entries.set(key, e);
-    return e.value;
+    return touch(this.entries, key);
   }
 
   set(key: string, value: V, bytes: number): void {
     if (bytes > this.budget) return;
-    const old = this.entries.get(key);
-    if (old) {
-      this.used -= old.bytes;
-      this.entries.delete(key);
-    }
+    this.used -= remove(this.entries, key);
     // The least recently used entries that would make room, and whether the newcomer outranks them all.
     let room = this.budget - this.used;
     const victims: string[] = [];
@@ -112,4 +96,21 @@ export class FrequencyAdmissionCache<V> implements ObjectCache<V> {
       else this.freq.delete(k);
     }
   }
+}
+
+/** The entry's value, moved to the most recently used end (a Map iterates in insertion order). */
+function touch<V>(entries: Map<string, { value: V; bytes: number }>, key: string): V | undefined {
+  const e = entries.get(key);
+  if (!e) return undefined;
+  entries.delete(key);
+  entries.set(key, e);
+  return e.value;
+}
+
+/** Removes the entry if present; its bytes (0 when absent). */
+function remove(entries: Map<string, { bytes: number }>, key: string): number {
+  const old = entries.get(key);
+  if (!old) return 0;
+  entries.delete(key);
+  return old.bytes;
 }

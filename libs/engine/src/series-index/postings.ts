@@ -66,6 +66,8 @@ function candidateValues(values: ReadonlyMap<string, Uint32Array>, m: CompiledMa
   return sorted.slice(from, to);
 }
 
+// Not columns/merge.ts's lowerBound: one function comparing both strings and numbers goes
+// polymorphic on the number path every range clip takes.
 function lowerBound(sorted: readonly string[], s: string): number {
   let lo = 0;
   let hi = sorted.length;
