@@ -136,6 +136,7 @@ async function ingest(base, target, path, contentType, pid) {
   const roundMs = [];
   let peak = 0;
   const sampler = setInterval(() => (peak = Math.max(peak, memory(pid)?.hwm ?? 0)), 1000);
+  const cpu0 = cpuMs(pid);
   const t0 = performance.now();
   const it = roundBodies(target);
   let failed = null;
@@ -157,6 +158,7 @@ async function ingest(base, target, path, contentType, pid) {
   await Promise.all(Array.from({ length: K.inFlight }, worker));
   clearInterval(sampler);
   const ms = performance.now() - t0;
+  const cpu1 = cpuMs(pid);
   const samples = done.reduce((a, [, n]) => a + n, 0);
   // Samples acknowledged per 10 s window of wall time (the last, partial window left out).
   const windows = [];
@@ -177,7 +179,26 @@ async function ingest(base, target, path, contentType, pid) {
     medianRoundMs: Math.round(median(roundMs.filter(Number.isFinite))),
     newSeriesPerSec: Math.round((K.metrics * Math.floor(K.hosts / 2)) / ((roundMs[churnRound] ?? NaN) / 1000)),
     peakRssDuringIngestMB: Math.round(peak / 2 ** 20),
+    // Server CPU while the rounds were written (user + system, 10 ms ticks), per sample: less
+    // moved by other load on the machine than samples/s. `mainThread`: S4's HTTP thread.
+    cpuUsPerSample: cpu0 && cpu1 ? { process: +(((cpu1.process - cpu0.process) * 1000) / samples).toFixed(2), mainThread: +(((cpu1.main - cpu0.main) * 1000) / samples).toFixed(2) } : null,
   };
+}
+
+/** CPU milliseconds (user + system) of a process and of its main thread, from /proc; null when unreadable. */
+function cpuMs(pid) {
+  const ticks = (file) => {
+    const f = readFileSync(file, 'utf8');
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
+    return Number(rest[11]) + Number(rest[12]);
+  };
+  try {
+    const hz = 100; // USER_HZ on Linux
+    return { process: (ticks(`/proc/${pid}/stat`) * 1000) / hz, main: (ticks(`/proc/${pid}/task/${pid}/stat`) * 1000) / hz };
+  } catch {
+    return null;
+  }
 }
 
 async function timedQuery(url, repeats) {

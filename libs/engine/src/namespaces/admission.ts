@@ -58,16 +58,25 @@ export class Admission {
     const byNs = new Map<string, { policy: NamespacePolicy; check: SeriesRef[]; samples: number; metrics: Map<string, number> }>();
     // The policy of each metric once per request, not per series.
     const policies = new Map<string, NamespacePolicy>();
+    // A scrape sends a metric's series one after another: the lookups below are made once per run of one metric.
+    let metric: string | null = null;
+    let policy!: NamespacePolicy;
+    let g!: { policy: NamespacePolicy; check: SeriesRef[]; samples: number; metrics: Map<string, number> };
     for (let i = 0; i < series.length; i++) {
       if ((i & 255) === 255 && slices.due()) await slices.pause();
       const s = series[i]!;
-      let policy = policies.get(s.key.metric);
-      if (!policy) policies.set(s.key.metric, (policy = set.resolve(s.key.metric)));
-      let g = byNs.get(policy.name);
-      if (!g) byNs.set(policy.name, (g = { policy, check: [], samples: 0, metrics: new Map() }));
+      if (s.key.metric !== metric) {
+        metric = s.key.metric;
+        let p = policies.get(metric);
+        if (!p) policies.set(metric, (p = set.resolve(metric)));
+        policy = p;
+        let ng = byNs.get(policy.name);
+        if (!ng) byNs.set(policy.name, (ng = { policy, check: [], samples: 0, metrics: new Map() }));
+        g = ng;
+      }
       checkSamples(policy, s, now);
       g.samples += s.ts.length;
-      g.metrics.set(s.key.metric, (g.metrics.get(s.key.metric) ?? 0) + s.ts.length);
+      g.metrics.set(metric, (g.metrics.get(metric) ?? 0) + s.ts.length);
       const seen = this.known.get(s.id);
       if (seen === undefined || now - seen >= this.refreshMs) g.check.push({ metric: s.key.metric, id: s.id });
     }
@@ -134,9 +143,12 @@ function checkSamples(policy: NamespacePolicy, s: SeriesWrite, now: number): voi
     if (ts < oldest)
       throw new LimitError('backfill', policy.backfillMs, `a sample of metric ${JSON.stringify(s.key.metric)} at ${new Date(ts).toISOString()} is older than namespace ${policy.name}'s backfill window (${policy.backfillMs} ms)`);
   const max = policy.limits.maxFields;
+  // The columns of a series are the union of its samples' fields: only a wide union needs a
+  // per-sample count (counted without an array per series: a request may hold 40,000 of them).
+  let names = 0;
+  for (const _ in s.fields) if (++names > max) break;
+  if (names <= max) return;
   const columns = Object.values(s.fields);
-  // The columns of a series are the union of its samples' fields: only a wide union needs a per-sample count.
-  if (columns.length <= max) return;
   for (let j = 0; j < s.ts.length; j++) {
     let n = 0;
     for (const c of columns) if (c[j] !== null) n++;

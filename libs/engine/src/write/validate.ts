@@ -24,10 +24,14 @@ export interface SeriesWrite {
   readonly fields: Record<string, FieldValue[]>;
 }
 
+/** The fields of a group that has none yet (never written to: Group replaces it first). */
+const NO_FIELDS: Record<string, FieldValue[]> = Object.freeze(nameMap<FieldValue[]>());
+
 /** A series' columns while a request is parsed; appending pads columns so all stay aligned. */
 class Group {
   ts: number[] = [];
-  fields: Record<string, FieldValue[]> = nameMap();
+  /** NO_FIELDS until the first row or columns: most groups adopt an entry's own map, so none is made for them. */
+  fields: Record<string, FieldValue[]> = NO_FIELDS;
   /** `ts` and `fields` are a request entry's own arrays: copied before anything is appended to them. */
   private adopted = false;
   /** How many columns `fields` has (kept while rows are added, so a full row needs no padding pass). */
@@ -37,6 +41,7 @@ class Group {
   /** One sample; null values are absent fields (left out). */
   addRow(ts: number, row: Fields): void {
     if (this.adopted) this.copy();
+    else if (this.fields === NO_FIELDS) this.fields = nameMap();
     const n = this.ts.length;
     this.ts.push(ts);
     // `fields` has no prototype: a missing name reads undefined, never an inherited member.
@@ -123,6 +128,15 @@ const columnarSchema = z.strictObject({ metric: printable('metric'), tags: tags.
 const bodySchema = z.strictObject({ samples: z.array(z.unknown()).optional(), series: z.array(z.unknown()).optional() });
 
 export type WriteBody = { kind: 'json'; body: unknown } | { kind: 'ndjson'; text: string };
+
+/**
+ * Lets go of a parsed body (Ingest, once it is checked): the series keep only the arrays they
+ * adopted, and the rest of a request's objects can be collected before its write is durable.
+ */
+export function releaseBody(input: WriteBody): void {
+  if (input.kind === 'json') input.body = undefined;
+  else input.text = '';
+}
 
 const MAX_ISSUES = 100;
 

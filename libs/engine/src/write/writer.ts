@@ -14,6 +14,12 @@ export interface WriterOptions {
   readonly route?: (metric: string) => { readonly ns: string; readonly shards: number; readonly maxRecordBytes: number };
 }
 
+/** A request's records, encoded and size-checked, not yet written (Writer.encodeSliced, then Writer.commit). */
+export interface EncodedWrite {
+  readonly appends: HotAppend[];
+  readonly result: WriteResult;
+}
+
 export interface WriteResult {
   readonly samples: number;
   readonly series: number;
@@ -35,12 +41,12 @@ export class Writer {
     private readonly log: IngestLog | null = null,
   ) {}
 
-  encode(series: readonly SeriesWrite[]): { appends: HotAppend[]; result: WriteResult } {
+  encode(series: readonly SeriesWrite[]): EncodedWrite {
     return runSteps(this.encodeSteps(series));
   }
 
   /** `encode` as steps (a yield every STEP series), so that `write` can give the event loop a turn between them. */
-  private *encodeSteps(series: readonly SeriesWrite[]): Generator<void, { appends: HotAppend[]; result: WriteResult }> {
+  private *encodeSteps(series: readonly SeriesWrite[]): Generator<void, EncodedWrite> {
     const appends: HotAppend[] = [];
     let samples = 0;
     let bytes = 0;
@@ -49,6 +55,10 @@ export class Writer {
     const routes = new Map<string, { readonly ns: string; readonly shards: number; readonly maxRecordBytes: number }>();
     const refs = new Map<string, ShardRef[]>();
     const encoders = new Map<number, RecordEncoder>();
+    // The refs and encoder of the previous series' route: looked up again only when the route changes.
+    let last: { readonly ns: string; readonly shards: number; readonly maxRecordBytes: number } | null = null;
+    let nsRefs!: ShardRef[];
+    let enc!: RecordEncoder;
     for (let i = 0; i < series.length; i++) {
       if ((i & (STEP - 1)) === STEP - 1) yield;
       const s = series[i]!;
@@ -58,12 +68,17 @@ export class Writer {
         if (!r) routes.set(s.key.metric, (r = route(s.key.metric)));
       }
       const { ns, shards, maxRecordBytes } = r;
+      if (r !== last) {
+        last = r;
+        let nr = refs.get(ns);
+        if (!nr) refs.set(ns, (nr = []));
+        nsRefs = nr;
+        let ne = encoders.get(maxRecordBytes);
+        if (!ne) encoders.set(maxRecordBytes, (ne = new RecordEncoder(maxRecordBytes)));
+        enc = ne;
+      }
       const shard = shardOf(s.id, shards);
-      let nsRefs = refs.get(ns);
-      if (!nsRefs) refs.set(ns, (nsRefs = []));
       const ref = (nsRefs[shard] ??= { ns, shard });
-      let enc = encoders.get(maxRecordBytes);
-      if (!enc) encoders.set(maxRecordBytes, (enc = new RecordEncoder(maxRecordBytes)));
       samples += s.ts.length;
       if (s.ts.length === 1) {
         // The scrape shape: one sample per series per request.
@@ -100,7 +115,19 @@ export class Writer {
    * before the first byte is written.
    */
   async write(series: readonly SeriesWrite[], sliceMs = Number.POSITIVE_INFINITY): Promise<WriteResult> {
-    const { appends, result } = await runStepsSliced(this.encodeSteps(series), sliceMs);
+    return this.commit(await this.encodeSliced(series, sliceMs));
+  }
+
+  /**
+   * `write` in two halves, for a caller that lets go of the request's series between them: what
+   * `commit` needs (the records, the series keys) holds nothing of the parsed request, which can
+   * then be collected young while the write waits for durability.
+   */
+  encodeSliced(series: readonly SeriesWrite[], sliceMs: number): Promise<EncodedWrite> {
+    return runStepsSliced(this.encodeSteps(series), sliceMs);
+  }
+
+  async commit({ appends, result }: EncodedWrite): Promise<WriteResult> {
     if (this.log) await this.log.publish(appends);
     else await this.hot.append(appends);
     return result;

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Clock } from '@s4/core';
 import type { Config } from '@s4/config';
-import { parseWriteSliced, type Admission, type WriteBody, type WriteResult, type Writer } from '@s4/engine';
+import { parseWriteSliced, releaseBody, type Admission, type EncodedWrite, type WriteBody, type WriteResult, type Writer } from '@s4/engine';
 import { CLOCK, CONFIG, METRICS } from '../../http/tokens.js';
 import type { Metrics } from '../../metrics.js';
 import { ADMISSION, WRITER } from './tokens.js';
@@ -29,18 +29,17 @@ export class Ingest {
   /**
    * Resolves once every sample is durable: in the hot tier, or with S4_INGEST=kafka in Kafka
    * (`queued`; the ingest role appends it). Throws ValidationError/LimitError with nothing written.
+   * `body` is emptied once parsed: the caller must not read it afterwards.
    */
   async write(body: WriteBody): Promise<WriteResult> {
     const started = performance.now();
     const { metrics } = this;
     try {
-      const now = this.clock.now();
-      // Checked and encoded in slices: a request of 40,000 series would otherwise hold the HTTP
-      // thread for its whole length (health checks and small queries waiting behind it).
-      const series = await parseWriteSliced(body, this.config.limits, now, SLICE_MS);
-      // Namespace limits: backfill, fields, samples/s, series cardinality (429 names the limit).
-      await this.admission.admit(series, now, SLICE_MS);
-      const result = await this.writer.write(series, SLICE_MS);
+      // Nothing of the parsed request is held from here on (`encode` returns the records only and
+      // empties `body`), so its objects die young while the write waits for durability: held,
+      // a round of 40,000 series was copied through the young generation and promoted.
+      const encoded = await this.encode(body, this.clock.now());
+      const result = await this.writer.commit(encoded);
       metrics.ingestSamples.inc(result.samples);
       metrics.ingestRequests.inc({ outcome: 'ok' });
       return result;
@@ -50,6 +49,17 @@ export class Ingest {
     } finally {
       metrics.ingestSeconds.observe((performance.now() - started) / 1000);
     }
+  }
+
+  /** Checked, admitted and encoded; `body` is emptied once parsed (see write). */
+  private async encode(body: WriteBody, now: number): Promise<EncodedWrite> {
+    // Checked and encoded in slices: a request of 40,000 series would otherwise hold the HTTP
+    // thread for its whole length (health checks and small queries waiting behind it).
+    const series = await parseWriteSliced(body, this.config.limits, now, SLICE_MS);
+    releaseBody(body);
+    // Namespace limits: backfill, fields, samples/s, series cardinality (429 names the limit).
+    await this.admission.admit(series, now, SLICE_MS);
+    return this.writer.encodeSliced(series, SLICE_MS);
   }
 
   now(): number {

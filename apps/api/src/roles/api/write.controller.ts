@@ -31,6 +31,9 @@ export class WriteController {
     const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
     if (!WRITE_TYPES.has(type)) throw new S4Error('unsupported_media_type', `Content-Type ${type || '(none)'} is not accepted; use ${[...WRITE_TYPES].join(', ')}`, 415);
     const body: WriteBody = typeof req.body === 'string' ? { kind: 'ndjson', text: req.body } : { kind: 'json', body: req.body };
+    // Ingest lets go of the parsed body once it is checked (so that it dies young while the write
+    // waits for durability); the request must not hold it either.
+    req.body = undefined;
     const result = await this.ingest.write(body);
     await reply.status(result.queued ? 202 : 204).send();
   }
