@@ -292,6 +292,18 @@ describe('rollups sized to the data', () => {
     for (const k of hourly) expect(await e.objects.get(k)).toBeNull();
     await check(e, model, 60_000, H0 - 24 * H, H0 + 48 * H, false);
     await check(e, model, H, H0 - 24 * H, H0 + 48 * H, true);
+    // Ranges that cover the day in part (the last 24 hours): the day object answers the whole
+    // hours inside them, clipped; a partly covered hour is read raw.
+    for (const [from, to] of [
+      [H0 + H, H0 + 48 * H],
+      [H0 - 5 * H, H0 + 2 * H],
+      [H0 + H, H0 + 2 * H],
+      [H0 + H + 1_800_000, H0 + 3 * H - 60_000],
+    ] as const) {
+      await check(e, model, 60_000, from, to, false);
+      await check(e, model, H, from, to, true);
+      await check(e, model, 24 * H, from, to, false);
+    }
     await e.hot.close();
   });
 });

@@ -4,6 +4,8 @@ import { aggColumn, aggValue, bucketize, mergeBuckets, type Bucket } from '../ro
 import { mergeWindows, type RawSources } from './raw-reader.js';
 import { deletedFor, withoutDeletedRollups } from './deleted.js';
 import { withoutDeleted, type Tombstone } from '../deletes/tombstones.js';
+import type { CatalogEntry } from '@s4/format';
+import type { RollupPlan } from './planner.js';
 import type { Readers } from './readers.js';
 import type { AggregateSpec, SeriesResult } from './types.js';
 
@@ -62,7 +64,7 @@ async function aggregateShard({ hot, planner, raw, rollups }: Readers, ref: Shar
   const scan = await hot.scan(ref, spec.metric, spec.from, spec.to);
   const entries = await planner.segmentEntries(ref, spec, scan.generation);
   const dead = await deleted(ref.ns);
-  const { rolled, skipRaw } = await withoutDeletedRollups(await planner.rollupPlan(ref, spec, entries, scan.logs), dead, (e, metrics) => rollups.seriesKeys(e, metrics));
+  const { rolled, skipRaw, clipped } = await withoutDeletedRollups(await planner.rollupPlan(ref, spec, entries, scan.logs), dead, (e, metrics) => rollups.seriesKeys(e, metrics));
 
   const series = new Map<string, { key: SeriesKey; fields: Map<string, Bucket[][]> }>();
   const add = (id: string, key: SeriesKey, field: string, buckets: Bucket[]) => {
@@ -93,7 +95,7 @@ async function aggregateShard({ hot, planner, raw, rollups }: Readers, ref: Shar
       entries.filter((e) => !fromRollup(e.window)),
       scan.logs.filter((l) => !fromRollup(l.window)),
     ),
-    rollups.read(spec, rolled.values(), spec.step, add),
+    readRollups(rollups, spec, rolled, clipped, add),
   ]);
   addRaw(rawSources);
   // Series a rollup object stores no resolution for that divides the step: their raw parts, in those windows only.
@@ -106,4 +108,22 @@ async function aggregateShard({ hot, planner, raw, rollups }: Readers, ref: Shar
   }
 
   return [...series].map(([id, s]) => ({ id, key: s.key, fields: new Map([...s.fields].map(([f, lists]) => [f, mergeBuckets(lists, spec.step)] as const)) }));
+}
+
+type BucketAdd = (id: string, key: SeriesKey, field: string, buckets: Bucket[]) => void;
+
+/** Every rolled entry's buckets; a day object the range covers in part gives only its buckets inside it. */
+async function readRollups(rollups: Readers['rollups'], spec: AggregateSpec, rolled: ReadonlyMap<number, CatalogEntry>, clipped: RollupPlan['clipped'], add: BucketAdd): Promise<Map<CatalogEntry, Set<string>>> {
+  const whole = [...rolled].filter(([w]) => !clipped?.has(w)).map(([, e]) => e);
+  const parts = [...(clipped ?? [])].filter(([day]) => rolled.has(day));
+  const reads = await Promise.all([
+    rollups.read(spec, whole, spec.step, add),
+    ...parts.map(([day, { from, to }]) =>
+      rollups.read(spec, [rolled.get(day)!], spec.step, (id, key, field, buckets) => {
+        const kept = buckets.filter((b) => b.start >= from && b.start < to);
+        if (kept.length > 0) add(id, key, field, kept);
+      }),
+    ),
+  ]);
+  return new Map(reads.flatMap((m) => [...m]));
 }

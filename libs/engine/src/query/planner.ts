@@ -1,7 +1,7 @@
 import { DAY_MS, WINDOW_MS, allShards, currentDayRollupKey, currentRollupKey, type HotLog, type ShardRef } from '@s4/core';
 import type { CatalogEntry } from '@s4/format';
 import type { CatalogStore } from '../catalog/catalog-store.js';
-import { rollupsCanAnswer } from '../rollup/resolutions.js';
+import { ROLLUP_RESOLUTIONS, rollupsCanAnswer } from '../rollup/resolutions.js';
 import { selects } from './selector.js';
 import type { AggregateSpec, QueryEngineOptions, QuerySpec } from './types.js';
 
@@ -10,9 +10,14 @@ import type { AggregateSpec, QueryEngineOptions, QuerySpec } from './types.js';
  * rollups (whose hours are in `skipRaw`); every other window is answered from raw data, and so
  * is a series a rollup object has no resolution for that divides the step (rollup-reader.ts).
  */
+/** Whether no rollup bucket spans two hours, so that a day object can answer some hours of its day. */
+const HOUR_BUCKETS = ROLLUP_RESOLUTIONS.every((r) => WINDOW_MS % r.ms === 0);
+
 export interface RollupPlan {
   readonly rolled: ReadonlyMap<number, CatalogEntry>;
   readonly skipRaw: ReadonlySet<number>;
+  /** Day starts in `rolled` whose day the range covers only in part: their buckets are kept only in [from, to). */
+  readonly clipped?: ReadonlyMap<number, { readonly from: number; readonly to: number }>;
 }
 
 /**
@@ -68,20 +73,32 @@ export class QueryPlanner {
       l.push(e);
     }
     // Rollup registrations do not move the shard generation; revalidate them every few seconds.
-    const rollupEntries = await this.rollups.entries(ref, spec.from, spec.to, Math.floor(this.clock.now() / 5_000), WINDOW_MS);
+    // Entries whose day overlaps the range, not only whose hour does: a day object's window is its
+    // day's first hour, and it answers the later hours of a range that starts inside that day.
+    const rollupEntries = await this.rollups.entries(ref, spec.from, spec.to, Math.floor(this.clock.now() / 5_000), DAY_MS);
     const byKey = new Map(rollupEntries.map((e) => [e.key, e]));
     const hourly = new Map<number, string>();
     for (const [window, parts] of partsOf) hourly.set(window, currentRollupKey(ref, window, parts.map((p) => p.key)));
     // Whole days first: one object per shard-day.
     const covered = new Set<number>();
+    const clipped = new Map<number, { from: number; to: number }>();
     const days = new Set([...hourly.keys()].map((w) => Math.floor(w / DAY_MS) * DAY_MS));
     for (const day of days) {
-      if (day < spec.from || day + DAY_MS > spec.to || [...hotWindows].some((w) => w >= day && w < day + DAY_MS)) continue;
+      if ([...hotWindows].some((w) => w >= day && w < day + DAY_MS)) continue;
+      const whole = day >= spec.from && day + DAY_MS <= spec.to;
+      // A closed day's hourly rollups are deleted once its day object exists, so a range that
+      // starts or ends inside the day (the last 24 hours) must read the day object or go raw.
+      // Its buckets are clipped to the whole hours inside the range, exact while every stored
+      // resolution divides the hour (1m, 1h).
+      if (!whole && !HOUR_BUCKETS) continue;
       const windows = [...hourly.keys()].filter((w) => w >= day && w < day + DAY_MS);
+      const inside = whole ? windows : windows.filter((w) => w >= spec.from && w + WINDOW_MS <= spec.to);
+      if (inside.length === 0) continue;
       const r = byKey.get(currentDayRollupKey(ref, day, windows.map((w) => hourly.get(w)!)));
       if (!r || !mayHold(r, spec.metric)) continue;
       rolled.set(day, r);
-      for (const w of windows) covered.add(w);
+      if (!whole) clipped.set(day, { from: Math.min(...inside), to: Math.max(...inside) + WINDOW_MS });
+      for (const w of inside) covered.add(w);
     }
     for (const [window, key] of hourly) {
       if (covered.has(window) || window < spec.from || window + WINDOW_MS > spec.to || hotWindows.has(window)) continue;
@@ -89,7 +106,7 @@ export class QueryPlanner {
       if (r && mayHold(r, spec.metric)) rolled.set(window, r);
     }
     for (const w of covered) skipRaw.add(w);
-    return { rolled, skipRaw };
+    return { rolled, skipRaw, clipped };
   }
 }
 
