@@ -230,10 +230,18 @@ class Arrays {
     const from = this.#at;
     const to = (this.#at += len);
     if (to > this.#elems.length) malformed('has fewer elements than its array lengths say');
-    if (!this.#mayMiss) return this.#elems.slice(from, to) as JsonValue[];
+    const elems = this.#elems;
+    if (!this.#mayMiss) {
+      // Preallocated and filled, not slice(): an allocation V8 tracks by site, so when the
+      // application holds its records it allocates them in the old space directly (pretenuring)
+      // instead of copying each survivor through the young generation twice.
+      const out = new Array<JsonValue>(len);
+      for (let j = 0; j < len; j++) out[j] = elems[from + j] as JsonValue;
+      return out;
+    }
     const out: JsonValue[] = [];
     for (let j = from; j < to; j++) {
-      const x = this.#elems[j]!;
+      const x = elems[j]!;
       if (x !== MISSING) out.push(x);
     }
     return out;
@@ -308,9 +316,19 @@ function checkNode(v: unknown, where: string): WireNode {
  * Brings compact node columns (columns=2, apps/api/src/roles/api/output/columns-wire.ts) back
  * to the plain form, in place, for the whole tree: numbers into a Float64Array (integers and
  * float32 convert exactly; `nd` decimal places divide by 10^nd, which the server checked gives
- * every value back), strings from their dictionary.
+ * every value back), strings from their dictionary. Done when a field is first assembled, so
+ * that `column()` of one path expands that path's node only.
  */
 function expandNode(node: WireNode, where: string): WireNode {
+  expandOwn(node, where);
+  if (node.e !== undefined) expandNode(checkNode(node.e, where), where);
+  const m = node.m ?? [];
+  for (let j = 0; j + 1 < m.length; j += 2) expandNode(checkNode(m[j + 1], where), where);
+  return node;
+}
+
+/** expandNode for this node's own values, not the nodes below it. */
+function expandOwn(node: WireNode, where: string): void {
   const n = node.n as unknown;
   if (n !== undefined && !(n instanceof Float64Array)) {
     if (!ArrayBuffer.isView(n) || n instanceof DataView || typeof (n as unknown as ArrayLike<number>)[0] === 'bigint') throw new S4DecodeError(`shredded column ${where} has malformed numbers`);
@@ -337,10 +355,6 @@ function expandNode(node: WireNode, where: string): WireNode {
     delete node.si;
     delete node.sd;
   }
-  if (node.e !== undefined) expandNode(checkNode(node.e, where), where);
-  const m = node.m ?? [];
-  for (let j = 0; j + 1 < m.length; j += 2) expandNode(checkNode(m[j + 1], where), where);
-  return node;
 }
 
 /** One value per sample of a shredded field (null where a sample lacks it). */
@@ -470,10 +484,12 @@ export class RecordBatch {
       if (!node || node.k !== OBJ || node.c !== this.length || !node.h?.every((keys) => keys.includes(key))) return null;
       const m = node.m ?? [];
       let next: WireNode | undefined;
-      for (let j = 0; j + 1 < m.length; j += 2) if (m[j] === key) next = m[j + 1] as WireNode;
+      for (let j = 0; j + 1 < m.length; j += 2) if (m[j] === key) next = checkNode(m[j + 1], name);
       node = next;
     }
-    return node && node.k === NUM && node.a && node.c === this.length && node.n ? node.n : null;
+    if (!node || node.k !== NUM || !node.a || node.c !== this.length || !node.n) return null;
+    expandOwn(node, name);
+    return node.n.length === this.length ? node.n : null;
   }
 }
 
@@ -525,7 +541,7 @@ export function toRecordBatch(value: unknown, toColumn: (name: string, column: u
     if (!Array.isArray(v.shredded)) throw new S4DecodeError(`a chunk of ${v.metric} has malformed shredded columns`);
     for (let j = 0; j + 1 < v.shredded.length; j += 2) {
       const name = v.shredded[j] as string;
-      shredded.set(name, expandNode(checkNode(v.shredded[j + 1], name), name));
+      shredded.set(name, checkNode(v.shredded[j + 1], name));
       names.push(name);
     }
   }
