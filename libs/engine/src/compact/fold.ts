@@ -1,5 +1,5 @@
-import { WINDOW_MS, isDaySegmentKey, nameMap, type FieldValue, type ObjectStore, type SeriesData } from '@s4/core';
-import { decodeSegment, type CatalogEntry, type SegmentSeriesInput } from '@s4/format';
+import { CorruptDataError, WINDOW_MS, isDaySegmentKey, nameMap, type FieldValue, type ObjectStore, type SeriesColumns, type SeriesData } from '@s4/core';
+import { SEGMENT_MAGIC, SEGMENT_TRAILER_BYTES, decodeBlock, decodeFooter, decodeSegment, readTrailer, type CatalogEntry, type FooterEntry, type SegmentFooter, type SegmentSeriesInput } from '@s4/format';
 import { clip, mergeSources, type Source } from '../columns/merge.js';
 import { mapLimit } from '../concurrency.js';
 import { spanOf } from '../catalog/catalog-store.js';
@@ -34,6 +34,60 @@ export async function readPart(objects: ObjectStore, entry: CatalogEntry, cache?
   const series = await read;
   if (!day) return series;
   return series.map((s) => ({ ...s, ...clip(s, entry.window, entry.window + WINDOW_MS) })).filter((s) => s.ts.length > 0);
+}
+
+/** A segment object's footer beside its bytes, no block decoded yet. */
+export interface SegmentBytes {
+  readonly footer: SegmentFooter;
+  readonly bytes: Uint8Array;
+}
+
+/**
+ * One catalog entry's object, opened: its series as footer entries, each decoded only when asked.
+ * A window's parts are held as their compressed bytes and its series decoded one at a time: a
+ * whole decoded window of nested records is a few GB of object graphs where its bytes are tens of
+ * MB (docs/benchmarks.md, "Server memory").
+ */
+export interface OpenedPart {
+  /** Series that may have samples in the entry's window (of a day object, those whose span meets it). */
+  readonly entries: readonly FooterEntry[];
+  /** One entry's samples (of a day object, only those of the catalog entry's window). */
+  series(e: FooterEntry): SeriesColumns;
+}
+
+export async function openPart(objects: ObjectStore, entry: CatalogEntry, cache?: Map<string, Promise<SegmentBytes>>): Promise<OpenedPart> {
+  const day = isDaySegmentKey(entry.key);
+  // Only day objects are kept in `cache` (they serve every window of their day); hour parts are read once anyway.
+  let read = day ? cache?.get(entry.key) : undefined;
+  if (!read) {
+    read = objects.get(entry.key).then((got) => {
+      if (!got || got.notModified) throw new Error(`segment ${entry.key} is registered in the catalog but missing from the object store`);
+      return segmentBytes(got.body);
+    });
+    if (day) cache?.set(entry.key, read);
+  }
+  const { footer, bytes } = await read;
+  const from = entry.window;
+  const to = entry.window + WINDOW_MS;
+  return {
+    entries: day ? footer.series.filter((e) => e.count > 0 && e.maxTs >= from && e.minTs < to) : footer.series,
+    series(e) {
+      const cols = decodeBlock(bytes.subarray(e.offset, e.offset + e.length), e);
+      return day ? clip(cols, from, to) : cols;
+    },
+  };
+}
+
+/** The footer of a whole segment object, with the checks decodeSegment makes before its blocks. */
+function segmentBytes(bytes: Uint8Array): SegmentBytes {
+  const what = 'segment';
+  if (bytes.length < SEGMENT_MAGIC.length + SEGMENT_TRAILER_BYTES || SEGMENT_MAGIC.some((b, i) => bytes[i] !== b)) throw new CorruptDataError(what, 'header magic "S4SG" missing or too short');
+  const { footerOffset, footerLength, version } = readTrailer(bytes);
+  const footerEnd = bytes.length - SEGMENT_TRAILER_BYTES;
+  if (bytes[4] !== version || footerOffset + footerLength !== footerEnd) throw new CorruptDataError(what, `header, trailer and footer disagree (footer at ${footerOffset}+${footerLength})`);
+  const footer = decodeFooter(bytes.subarray(footerOffset, footerEnd));
+  for (const e of footer.series) if (e.offset + e.length > footerOffset) throw new CorruptDataError(what, `block of ${e.id} runs into the footer`);
+  return { footer, bytes };
 }
 
 export interface Folded {
