@@ -3,7 +3,7 @@ import { encodeSegment, type Catalog, type CatalogEntry, type PendingDelete, typ
 import { entryOf, nextPart, type CatalogStore } from '../catalog/catalog-store.js';
 import { mapLimit } from '../concurrency.js';
 import { concatWindows } from '../columns/merge.js';
-import { byPrecedence, foldParts, type Folded, type Position } from './fold.js';
+import { byPrecedence, foldParts, foldWindow, type Folded, type Position } from './fold.js';
 import { PendingDeletesStore, upsert } from './pending-deletes.js';
 import { addCounts } from '../counts.js';
 import type { Tombstone, TombstoneSource } from '../deletes/tombstones.js';
@@ -292,9 +292,10 @@ export class Compactor {
     // A part written under a newer lease than ours: we are a stale owner and must not rank above it.
     if (!parts.every((p) => byPrecedence(p, at) < 0)) return { ...stats, aborted: 1 };
     const key = segmentKey(ref, window, at.part, at.fence);
-    const folded = await foldParts(this.objects, parts, 4, deleted);
+    const folded = await foldWindow(this.objects, parts, 4, deleted);
     if (folded.series.length === 0) return this.dropWindow(lease, day, parts, held);
     const bytes = encodeSegment({ ns: ref.ns, shard: ref.shard, window, series: folded.series });
+    const span = folded.span();
     const replaced = new Set(parts.map((p) => p.key));
 
     // 1. Intent: whatever happens next, a later pass finds these keys and settles them.
@@ -303,7 +304,7 @@ export class Compactor {
     await this.objects.put(key, bytes);
     // 3. Commit: one compare-and-swap replaces exactly the folded entries.
     if (!(await held())) throw new LeaseLostError(`${ref.ns}/${ref.shard}`, lease.fence);
-    const entry = entryOf(key, bytes, { window, part: at.part, fence: at.fence, series: folded.series, samples: folded.samples, minTs: folded.minTs, maxTs: folded.maxTs, createdAt: this.options.clock.now() });
+    const entry = entryOf(key, bytes, { window, part: at.part, fence: at.fence, series: folded.series, ...span, createdAt: this.options.clock.now() });
     const verdict = { is: 'changed' as Verdict };
     await this.catalogs.update(ref, day, (current) => {
       verdict.is = commitFold(current, window, replaced, entry);
@@ -319,7 +320,7 @@ export class Compactor {
     await this.pending.update(ref, (current) =>
       current.filter((p) => p.key !== key).map((p) => (replaced.has(p.key) && p.deleteAfter === null ? { key: p.key, deleteAfter: deadline } : p)),
     );
-    return { ...stats, windows: 1, partsIn: parts.length, bytesIn: parts.reduce((n, p) => n + p.size, 0), bytesOut: bytes.length, samples: folded.samples };
+    return { ...stats, windows: 1, partsIn: parts.length, bytesIn: parts.reduce((n, p) => n + p.size, 0), bytesOut: bytes.length, samples: span.samples };
   }
 
   /**

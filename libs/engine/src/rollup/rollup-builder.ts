@@ -9,13 +9,12 @@ import {
   type Clock,
   type HotTier,
   type ObjectStore,
-  type SeriesData,
   type ShardRef,
 } from '@s4/core';
-import { decodeRollupObject, encodeRollupObject, type CatalogEntry, type RollupSeries } from '@s4/format';
+import { decodeRollupObject, encodeRollupObject, type CatalogEntry, type FooterEntry, type RollupSeries } from '@s4/format';
 import { entryOf, type CatalogStore } from '../catalog/catalog-store.js';
 import { mergeSources, type Source } from '../columns/merge.js';
-import { readPart } from '../compact/fold.js';
+import { openPart, type OpenedPart, type SegmentBytes } from '../compact/fold.js';
 import { PendingDeletesStore, upsert } from '../compact/pending-deletes.js';
 import { mapLimit } from '../concurrency.js';
 import { bucketize, type Bucket } from './buckets.js';
@@ -118,7 +117,7 @@ export class RollupBuilder {
       // A closed day's object stands for every hour of it: their hourly objects may be gone.
       if (closed && have.has(dayKey)) continue;
       // A day object serves every window of its day: read and decode it once.
-      const reads = new Map<string, Promise<SeriesData[]>>();
+      const reads = new Map<string, Promise<SegmentBytes>>();
       for (const [window, key] of hourly) {
         if (have.has(key)) continue;
         stats.series += await this.rollupWindow(ref, window, byWindow.get(window)!, key, reads);
@@ -132,18 +131,30 @@ export class RollupBuilder {
     return stats;
   }
 
-  private async rollupWindow(ref: ShardRef, window: number, parts: CatalogEntry[], key: string, reads: Map<string, Promise<SeriesData[]>>): Promise<number> {
+  private async rollupWindow(ref: ShardRef, window: number, parts: CatalogEntry[], key: string, reads: Map<string, Promise<SegmentBytes>>): Promise<number> {
     const ordered = [...parts].sort((a, b) => a.fence - b.fence || a.part - b.part);
-    const sources = new Map<string, { metric: string; tags: Record<string, string>; list: Source[] }>();
+    // The parts are held as bytes and each series decoded when its turn comes, then dropped: a
+    // window decoded whole held ~1 GB of record objects in this thread for the records bench.
+    const sources = new Map<string, { metric: string; tags: Record<string, string>; blocks: { part: OpenedPart; entry: FooterEntry }[] }>();
     for (const part of ordered) {
-      for (const s of await readPart(this.objects, part, reads)) {
-        let entry = sources.get(s.id);
-        if (!entry) sources.set(s.id, (entry = { metric: s.metric, tags: { ...s.tags }, list: [] }));
-        entry.list.push({ data: { ts: s.ts, fields: s.fields }, sortedUnique: true });
+      const opened = await openPart(this.objects, part, reads);
+      for (const e of opened.entries) {
+        let entry = sources.get(e.id);
+        if (!entry) sources.set(e.id, (entry = { metric: e.metric, tags: { ...e.tags }, blocks: [] }));
+        entry.blocks.push({ part: opened, entry: e });
       }
     }
+    let count = 0;
     const series: RollupSeries[] = [];
-    for (const { metric, tags, list } of sources.values()) {
+    for (const { metric, tags, blocks } of sources.values()) {
+      const list: Source[] = [];
+      for (const b of blocks) {
+        const data = b.part.series(b.entry);
+        // A day object's series may have no sample in this window once clipped.
+        if (data.ts.length > 0) list.push({ data, sortedUnique: true });
+      }
+      if (list.length === 0) continue;
+      count++;
       const merged = mergeSources(list);
       const rows: RollupRows = { metric, tags, byRes: new Map() };
       let numbers = 0;
@@ -163,7 +174,7 @@ export class RollupBuilder {
       if (numbers > 0) series.push(rows);
     }
     await this.store(ref, key, window, WINDOW_MS, series, (e) => e.window === window && !isDayRollupKey(e.key));
-    return sources.size;
+    return count;
   }
 
   /**

@@ -152,3 +152,47 @@ describe('embedded hot tier: log versions and large writes', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 });
+
+describe('embedded hot tier: replay in pieces', () => {
+  it('rebuilds the same state from pieces smaller than a record, cuts a torn tail, and stops at a corrupt record', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 's4-hot-'));
+    const key = (i: number): SeriesKey => ({ metric: 'm', tags: { s: String(i) } });
+    const ref = { ns: 'default', shard: 0 };
+    const tier = await EmbeddedHotTier.open({ dir, fsync: 'never' });
+    // Records of very different sizes: some far larger than a piece, many smaller.
+    for (let i = 0; i < 60; i++) await tier.append([{ ref, window: 0, id: seriesId(key(i % 9)), key: key(i % 9), data: new Uint8Array(i % 7 === 0 ? 5_000 + i : 1 + i).fill(i) }]);
+    const lease = (await tier.acquireLease(ref, 'me', 60_000))!;
+    await tier.release(lease, 0, [{ id: seriesId(key(3)), length: 20 }]);
+    await tier.close();
+    const read = async (t: EmbeddedHotTier) => new Map((await t.readWindow(ref, 0)).map((l) => [l.id, [...l.data]]));
+    const whole = await EmbeddedHotTier.open({ dir, fsync: 'never' });
+    const want = await read(whole);
+    await whole.close();
+    expect(want.size).toBe(9);
+    for (const piece of [1, 7, 64, 1_000, 4_096]) {
+      const t = await EmbeddedHotTier.open({ dir, fsync: 'never', replayChunkBytes: piece });
+      expect(await read(t), `pieces of ${piece} bytes`).toEqual(want);
+      await t.close();
+    }
+
+    // A torn tail (half a record): dropped, the file cut back to the last whole record.
+    const path = join(dir, 'hot.wal');
+    const intact = readFileSync(path);
+    const extra = encodeWalRecord({ type: 'append', ...ref, window: 0, id: seriesId(key(1)), key: JSON.stringify(key(1)), data: new Uint8Array(3_000).fill(7) });
+    writeFileSync(path, Buffer.concat([intact, extra.subarray(0, 1_500)]));
+    const torn = await EmbeddedHotTier.open({ dir, fsync: 'never', replayChunkBytes: 1_000 });
+    expect(await read(torn)).toEqual(want);
+    await torn.close();
+    expect(statSync(path).size).toBe(intact.length);
+
+    // A whole record that fails its check ends the log there, even with intact records after it.
+    const bad = Buffer.from(extra);
+    bad[bad.length - 1]! ^= 0xff;
+    writeFileSync(path, Buffer.concat([intact, bad, extra]));
+    const corrupt = await EmbeddedHotTier.open({ dir, fsync: 'never', replayChunkBytes: 1_000 });
+    expect(await read(corrupt)).toEqual(want);
+    await corrupt.close();
+    expect(statSync(path).size).toBe(intact.length);
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
