@@ -86,14 +86,19 @@ export class RawReader {
     });
     // Close ranges share a GET (a run); a block is decoded once all its runs are in.
     const pieces = missing.flatMap((m, k) => m.ranges.map((r) => ({ k, ...r }))).sort((a, b) => a.offset - b.offset);
-    const runs: { offset: number; end: number; blocks: Set<number>; bytes?: Uint8Array }[] = [];
+    const runs: { offset: number; end: number; wanted: number; blocks: Set<number>; bytes?: Uint8Array }[] = [];
     const runsOf = missing.map(() => new Set<number>());
     for (const p of pieces) {
       const run = runs[runs.length - 1];
-      if (run && p.offset - run.end <= Math.min(this.coalesceGap, missing[p.k]!.projected ? PROJECTION_GAP : COALESCE_GAP)) {
+      // A projection skips a gap larger than what the run wants so far: the row groups of a block
+      // put the chunks of other paths between its groups' small gaps, and reading them would
+      // cost a bulk read more bytes than it saves requests.
+      const gap = Math.min(this.coalesceGap, missing[p.k]!.projected ? Math.min(PROJECTION_GAP, run?.wanted ?? 0) : COALESCE_GAP);
+      if (run && p.offset - run.end <= gap) {
         run.end = Math.max(run.end, p.offset + p.length);
+        run.wanted += p.length;
         run.blocks.add(p.k);
-      } else runs.push({ offset: p.offset, end: p.offset + p.length, blocks: new Set([p.k]) });
+      } else runs.push({ offset: p.offset, end: p.offset + p.length, wanted: p.length, blocks: new Set([p.k]) });
       runsOf[p.k]!.add(runs.length - 1);
     }
     const decode = (k: number) => {
