@@ -104,17 +104,24 @@ export function encodeBlockV3(ts: readonly number[], fields: Readonly<Record<str
 
 /** Samples a row group holds at least, on average, by default: see segment.md, "Row groups", for the measurements. */
 export const GROUP_ROWS = 512;
+/**
+ * Row groups a block aims at, at most: each group repeats the block's chunk lengths in the footer
+ * entry, so a day object of 1 Hz records split in 10-minute groups would have a footer 144 times
+ * that of one block; twelve keep it near that of an hour part (six groups at 1 Hz).
+ */
+const MAX_GROUPS = 12;
 
 /**
- * The shortest span whose slots hold `groupRows` samples or more at the block's average rate, or
- * null when that leaves fewer than two groups.
+ * The shortest span whose slots hold `groupRows` samples or more (and a twelfth of the block) at
+ * the block's average rate, or null when that leaves fewer than two groups.
  */
 function groupSpan(ts: readonly number[], groupRows: number): number | null {
   const n = ts.length;
   if (n < 2 * groupRows) return null;
+  const rows = Math.max(groupRows, Math.ceil(n / MAX_GROUPS));
   const perMs = n / (ts[n - 1]! - ts[0]! + 1);
   for (const span of ROW_GROUP_SPANS) {
-    if (span * perMs < groupRows) continue;
+    if (span * perMs < rows) continue;
     return Math.floor(ts[n - 1]! / span) > Math.floor(ts[0]! / span) ? span : null;
   }
   return null;

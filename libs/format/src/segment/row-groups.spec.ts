@@ -135,6 +135,16 @@ describe('segment v3: row groups', () => {
     expect(bytes.length).toBeLessThan(v2.length * 1.15);
   });
 
+  it('splits a day of 1 Hz samples (a day object) into 2-hour groups: at most about twelve per block', () => {
+    const day = H - (H % 86_400_000);
+    const ts = Array.from({ length: 86_400 }, (_, i) => day + i * 1000);
+    const { entry } = segment(ts, { value: ts.map((_, i) => i % 97) }, 512);
+    const g = entry.directory!.layout.groups!;
+    expect(g.span).toBe(2 * 3_600_000);
+    expect(g.slots).toHaveLength(12);
+    expect(groupsOf(entry, day + 5 * 3_600_000, day + 5 * 3_600_000 + 600_000)).toEqual([2]);
+  });
+
   it('keeps small blocks and whole segments of them as version 2, byte for byte', () => {
     const { ts, records } = gpsRecords(300);
     const input = { ns: 'n', shard: 0, window: H, series: [{ id: 's', metric: 'm', tags: {}, ts, fields: toColumns(records) as Record<string, FieldValue[]> }] };
