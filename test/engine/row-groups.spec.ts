@@ -35,7 +35,8 @@ function late(seed: number, n: number): Sample[] {
     const k = Math.floor(r() * SERIES.length);
     // On timestamps the base has (overwrites) and between them (new samples).
     const ts = H0 + Math.floor(r() * 7200) * 1000 + k * 7 + (r() < 0.5 ? 0 : 500);
-    return { ...SERIES[k]!, ts, fields: r() < 0.5 ? { v: -1, note: 'late' } : { rec: { other: [1, 2] } } };
+    const fields: Record<string, FieldValue> = r() < 0.5 ? { v: -1, note: 'late' } : { rec: { other: [1, 2] } };
+    return { ...SERIES[k]!, ts, fields };
   });
 }
 
