@@ -1,5 +1,5 @@
 import { WINDOW_MS, isDaySegmentKey, type HotLog, type ObjectStore, type SeriesColumns, type SeriesKey } from '@s4/core';
-import { assemble, blockColumnsBytes, columnRanges, decodeBlockColumns, decodeFooter, decodeRecords, projectBlockColumns, projectColumns, selectPaths, type BlockColumns, type ByteRange, type CatalogEntry, type FooterEntry, type SegmentFooter } from '@s4/format';
+import { assemble, blockColumnsBytes, columnRanges, decodeBlockColumns, decodeGroupColumns, decodeFooter, groupsOf, decodeRecords, projectBlockColumns, projectColumns, selectPaths, type BlockColumns, type ByteRange, type CatalogEntry, type FooterEntry, type SegmentFooter } from '@s4/format';
 import { clip, concatWindows, mergeSources, type Source } from '../columns/merge.js';
 import { mapLimit } from '../concurrency.js';
 import type { ObjectCache } from './cache.js';
@@ -60,50 +60,55 @@ export class RawReader {
    * queries, so callers must treat them as read-only.
    */
   async readBlocks(entry: CatalogEntry, wanted: readonly FooterEntry[], paths?: readonly string[]): Promise<SeriesColumns[]> {
-    return (await this.readColumns(entry, wanted, paths)).map(assemble);
+    return (await this.readGroups(entry, wanted, paths)).map((groups) => (groups.length === 1 ? assemble(groups[0]!) : concatWindows(groups.map(assemble))));
   }
 
   /**
-   * Each wanted block as decoded columns (readBlocks before any value is built). With `paths`,
-   * of a version 2 block only the chunks holding them are fetched and decoded.
+   * Each wanted block as decoded columns (readBlocks before any value is built): per block, its
+   * row groups holding samples of `range` (all of them without one) in time order, or the whole
+   * block when it has none (segment.md, "Row groups"). Only those groups' bytes are fetched and
+   * decoded, and with `paths` only the chunks holding them. Decoded groups are cached one by one.
    */
-  async readColumns(entry: CatalogEntry, wanted: readonly FooterEntry[], paths?: readonly string[]): Promise<BlockColumns[]> {
-    const out = new Array<BlockColumns>(wanted.length);
+  async readGroups(entry: CatalogEntry, wanted: readonly FooterEntry[], paths?: readonly string[], range?: { from: number; to: number }): Promise<BlockColumns[][]> {
+    const out = wanted.map((s) => new Array<BlockColumns>(groupsOf(s, range?.from, range?.to).length));
     const projectedKey = paths ? `#${JSON.stringify(paths)}` : '';
-    // Per block to read: the ranges to fetch, and whether it is read projected (else whole).
-    const missing: { i: number; ranges: ByteRange[]; projected: boolean }[] = [];
+    // Per block or row group to read: the ranges to fetch, and whether it is read projected (else whole).
+    const missing: { i: number; slot: number; g: number; key: string; ranges: ByteRange[]; projected: boolean }[] = [];
     wanted.forEach((s, i) => {
-      const whole = this.caches.blocks.get(`${entry.key}#${s.offset}`);
-      const hit = whole ? (paths ? projectBlockColumns(whole, paths) : whole) : paths ? this.caches.blocks.get(`${entry.key}#${s.offset}${projectedKey}`) : undefined;
-      if (hit) out[i] = hit;
-      else if (paths && s.directory) missing.push({ i, ranges: columnRanges(s, paths), projected: true });
-      else missing.push({ i, ranges: [{ offset: s.offset, length: s.length }], projected: false });
+      groupsOf(s, range?.from, range?.to).forEach((g, slot) => {
+        const key = g < 0 ? `${entry.key}#${s.offset}` : `${entry.key}#${s.offset}@${g}`;
+        const whole = this.caches.blocks.get(key);
+        const hit = whole ? (paths ? projectBlockColumns(whole, paths) : whole) : paths ? this.caches.blocks.get(`${key}${projectedKey}`) : undefined;
+        if (hit) out[i]![slot] = hit;
+        else if (paths && s.directory) missing.push({ i, slot, g, key, ranges: columnRanges(s, paths, g < 0 ? undefined : g), projected: true });
+        else missing.push({ i, slot, g, key, ranges: g < 0 ? [{ offset: s.offset, length: s.length }] : columnRanges(s, undefined, g), projected: false });
+      });
     });
     // Close ranges share a GET (a run); a block is decoded once all its runs are in.
     const pieces = missing.flatMap((m, k) => m.ranges.map((r) => ({ k, ...r }))).sort((a, b) => a.offset - b.offset);
-    const runs: { offset: number; end: number; blocks: Set<number>; bytes?: Uint8Array }[] = [];
+    const runs: { offset: number; end: number; wanted: number; blocks: Set<number>; bytes?: Uint8Array }[] = [];
     const runsOf = missing.map(() => new Set<number>());
     for (const p of pieces) {
       const run = runs[runs.length - 1];
-      if (run && p.offset - run.end <= Math.min(this.coalesceGap, missing[p.k]!.projected ? PROJECTION_GAP : COALESCE_GAP)) {
+      // A projection skips a gap larger than what the run wants so far: the row groups of a block
+      // put the chunks of other paths between its groups' small gaps, and reading them would
+      // cost a bulk read more bytes than it saves requests.
+      const gap = Math.min(this.coalesceGap, missing[p.k]!.projected ? Math.min(PROJECTION_GAP, run?.wanted ?? 0) : COALESCE_GAP);
+      if (run && p.offset - run.end <= gap) {
         run.end = Math.max(run.end, p.offset + p.length);
+        run.wanted += p.length;
         run.blocks.add(p.k);
-      } else runs.push({ offset: p.offset, end: p.offset + p.length, blocks: new Set([p.k]) });
+      } else runs.push({ offset: p.offset, end: p.offset + p.length, wanted: p.length, blocks: new Set([p.k]) });
       runsOf[p.k]!.add(runs.length - 1);
     }
     const decode = (k: number) => {
       const m = missing[k]!;
       const s = wanted[m.i]!;
       const bytes = this.assembleRanges(m.ranges, [...runsOf[k]!].map((r) => runs[r]!));
-      if (m.projected) {
-        const columns = decodeBlockColumns(bytes, s, paths, m.ranges[0]!.offset);
-        out[m.i] = columns;
-        this.caches.blocks.set(`${entry.key}#${s.offset}${projectedKey}`, columns, blockColumnsBytes(columns));
-      } else {
-        const columns = decodeBlockColumns(bytes, s);
-        this.caches.blocks.set(`${entry.key}#${s.offset}`, columns, blockColumnsBytes(columns));
-        out[m.i] = paths ? projectBlockColumns(columns, paths) : columns;
-      }
+      const at = m.ranges[0]!.offset;
+      const columns = m.g < 0 ? decodeBlockColumns(bytes, s, m.projected ? paths : undefined, at) : decodeGroupColumns(bytes, s, m.g, m.projected ? paths : undefined, at);
+      this.caches.blocks.set(m.projected ? `${m.key}${projectedKey}` : m.key, columns, blockColumnsBytes(columns));
+      out[m.i]![m.slot] = paths && !m.projected ? projectBlockColumns(columns, paths) : columns;
       // A run's bytes are dropped once every block reading from it is decoded.
       for (const r of runsOf[k]!) {
         runs[r]!.blocks.delete(k);
@@ -159,7 +164,7 @@ export class RawReader {
     // once, and each of its entries contributes the samples of its own window only.
     const windowsOf = new Map<string, number[]>();
     for (const e of entries) windowsOf.set(e.key, [...(windowsOf.get(e.key) ?? []), e.window]);
-    const reads = new Map<string, Promise<{ wanted: FooterEntry[]; blocks: BlockColumns[] }>>();
+    const reads = new Map<string, Promise<{ wanted: FooterEntry[]; blocks: BlockColumns[][] }>>();
     const readOnce = (entry: CatalogEntry) => {
       let read = reads.get(entry.key);
       if (!read) {
@@ -170,7 +175,7 @@ export class RawReader {
           const wanted = list.filter(
             (s) => !skip?.has(s.id) && (!keep || windows.some((w) => keep(s.id, w))) && s.metric === spec.metric && selects(spec, s.tags) && s.maxTs >= spec.from && s.minTs < spec.to,
           );
-          return { wanted, blocks: await this.readColumns(entry, wanted, spec.fields) };
+          return { wanted, blocks: await this.readGroups(entry, wanted, spec.fields, spec) };
         })();
         reads.set(entry.key, read);
       }
@@ -182,12 +187,15 @@ export class RawReader {
       const day = isDaySegmentKey(entry.key);
       wanted.forEach((s, i) => {
         if (keep && !keep(s.id, entry.window)) return;
-        if (!day) {
-          sourcesOf(s.id, { metric: s.metric, tags: s.tags }, entry.window).push(blockSource(blocks[i]!));
-          return;
+        // Row groups of one block hold disjoint slots of time: sources that a merge never has to overrule.
+        for (const group of blocks[i]!) {
+          if (!day) {
+            sourcesOf(s.id, { metric: s.metric, tags: s.tags }, entry.window).push(blockSource(group));
+            continue;
+          }
+          const data = clip(assemble(group), entry.window, entry.window + WINDOW_MS);
+          if (data.ts.length > 0) sourcesOf(s.id, { metric: s.metric, tags: s.tags }, entry.window).push({ data, sortedUnique: true });
         }
-        const data = clip(assemble(blocks[i]!), entry.window, entry.window + WINDOW_MS);
-        if (data.ts.length > 0) sourcesOf(s.id, { metric: s.metric, tags: s.tags }, entry.window).push({ data, sortedUnique: true });
       });
     }
     for (const log of logs) {

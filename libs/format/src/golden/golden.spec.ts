@@ -120,6 +120,24 @@ export const SEGMENT_V2: SegmentInput = {
   ],
 };
 
+/**
+ * Version 3: blocks of row groups (written here with groups of at least 8 samples, so that a small
+ * file holds several): records whose shape changes from group to group, a plain metric, and a block
+ * too small to split, which stays a version 2 block inside the version 3 segment.
+ */
+export const GROUP_ROWS_V3 = 8;
+const tsSpread = seq(40, (i) => H + i * 5000 + (i % 3) * 7) as number[];
+export const SEGMENT_V3: SegmentInput = {
+  ns: 'golden',
+  shard: 3,
+  window: H,
+  series: [
+    { id: '1111000000000000', metric: 'machine.gps', tags: { device: 'dm-ü-1' }, ts: tsSpread, fields: recordFields(['position', 'sats', 'imu', 'meta', 'diag']) },
+    SEGMENT_V1.series[0]!,
+    { id: 'ffff000000000000', metric: 'edge.one', tags: {}, ts: [-1], fields: { value: [{ a: -0 }] } },
+  ],
+};
+
 export const CATALOG_V1: Catalog = {
   ns: 'golden',
   shard: 3,
@@ -198,10 +216,18 @@ const golden = [
   {
     name: 'segment-v2',
     ext: 's4seg',
-    encode: () => encodeSegment(SEGMENT_V2),
+    encode: () => encodeSegment(SEGMENT_V2, { version: 2 }),
     decode: (b: Uint8Array) => decodeSegment(b),
     reencode: (json: { footer: SegmentInput; series: SegmentInput['series'] }) =>
-      encodeSegment({ ns: json.footer.ns, shard: json.footer.shard, window: json.footer.window, series: json.series }),
+      encodeSegment({ ns: json.footer.ns, shard: json.footer.shard, window: json.footer.window, series: json.series }, { version: 2 }),
+  },
+  {
+    name: 'segment-v3',
+    ext: 's4seg',
+    encode: () => encodeSegment(SEGMENT_V3, { groupRows: GROUP_ROWS_V3 }),
+    decode: (b: Uint8Array) => decodeSegment(b),
+    reencode: (json: { footer: SegmentInput; series: SegmentInput['series'] }) =>
+      encodeSegment({ ns: json.footer.ns, shard: json.footer.shard, window: json.footer.window, series: json.series }, { groupRows: GROUP_ROWS_V3 }),
   },
   {
     name: 'catalog-v1',
@@ -236,6 +262,7 @@ const golden = [
 it.each([
   ['segment-v1', SEGMENT_V1],
   ['segment-v2', SEGMENT_V2],
+  ['segment-v3', SEGMENT_V3],
 ] as const)('the golden %s holds exactly the input it was made from, key order included', (name, input) => {
   const { series } = decodeSegment(new Uint8Array(readFileSync(dir(`${name}.s4seg`))));
   const byId = [...input.series].sort((a, b) => (a.id < b.id ? -1 : 1));
@@ -256,6 +283,17 @@ it('the golden segment-v2 stores nested records shredded and an irregular field 
   expect(irregular.get('a\\.b.c\\[\\][].d')).toBe(ColumnRole.Node);
   expect(irregular.get('[][]')).toBe(ColumnRole.Node);
   expect(footer.version).toBe(2);
+});
+
+it('the golden segment-v3 splits the larger blocks into row groups and keeps the one-sample block whole', () => {
+  const { footer } = decodeSegment(new Uint8Array(readFileSync(dir('segment-v3.s4seg'))));
+  expect(footer.version).toBe(3);
+  const groups = (id: string) => footer.series.find((e) => e.id === id)!.directory!.layout.groups;
+  expect(groups('1111000000000000')!.span).toBe(60_000);
+  expect(groups('1111000000000000')!.slots).toEqual([0, 1, 2, 3]);
+  expect(groups('7f3a0c1d2e4b5a69')!.span).toBe(10_000);
+  expect(groups('7f3a0c1d2e4b5a69')!.slots).toEqual([0, 1, 2, 3, 4, 5]);
+  expect(groups('ffff000000000000')).toBeUndefined();
 });
 
 describe.each(golden)('golden $name', (g) => {

@@ -13,7 +13,7 @@ import { Kind, shredField } from '../shred/shred.js';
 import { sliceNode } from '../shred/slice.js';
 import { decodeBlockV1 } from './block-v1.js';
 import { asCorrupt, checkEntry, checkTimestamps } from './checks.js';
-import { indexLayout, type LayoutIndex } from './layout.js';
+import { indexLayout, ROW_GROUP_SPANS, type LayoutIndex } from './layout.js';
 import { ColumnRole, type BlockDirectory, type FooterEntry, type LayoutColumn } from './types.js';
 
 export const BLOCK_V2 = 2;
@@ -46,6 +46,8 @@ export interface BlockOptions {
   /** zstd level of the chunks. */
   level?: number;
   shred?: ShredMode;
+  /** Version 3: samples a row group holds at least, on average (GROUP_ROWS). */
+  groupRows?: number;
 }
 
 export interface EncodedBlock {
@@ -59,11 +61,79 @@ export interface EncodedBlock {
  * per path of a shredded field, packed into chunks (segment.md, "Block, version 2").
  */
 export function encodeBlockV2(ts: readonly number[], fields: Readonly<Record<string, readonly FieldValue[]>>, options: BlockOptions = {}): EncodedBlock {
+  checkTimestamps(ts);
+  const { frames, chunks } = encodeChunks(ts, fields, options, false);
+  const out = new ByteWriter(frames.reduce((a, f) => a + f.length, 0));
+  for (const f of frames) out.bytes(f);
+  return { bytes: out.finish(), directory: { layout: { chunks }, chunkLengths: frames.map((f) => f.length) } };
+}
+
+/**
+ * One series' samples as a version 3 block: row groups of about `groupRows` samples or more, each
+ * a slot of time laid out as a version 2 block of its own (its timestamp column led by its sample
+ * count), so that a read of part of the block decodes only the groups it overlaps (segment.md,
+ * "Row groups"). A block too small for two groups is a version 2 block.
+ */
+export function encodeBlockV3(ts: readonly number[], fields: Readonly<Record<string, readonly FieldValue[]>>, options: BlockOptions = {}): EncodedBlock {
+  checkTimestamps(ts);
+  const span = groupSpan(ts, options.groupRows ?? GROUP_ROWS);
+  if (span === null) return encodeBlockV2(ts, fields, options);
+  const frames: Uint8Array[] = [];
+  const chunks: (readonly LayoutColumn[])[] = [];
+  const slots: number[] = [];
+  const firstChunk: number[] = [0];
+  const base = Math.floor(ts[0]! / span);
+  const names = Object.keys(fields);
+  for (let lo = 0; lo < ts.length; ) {
+    const slot = Math.floor(ts[lo]! / span);
+    let hi = lo + 1;
+    while (hi < ts.length && Math.floor(ts[hi]! / span) === slot) hi++;
+    const part = Object.create(null) as Record<string, readonly FieldValue[]>;
+    for (const name of names) part[name] = fields[name]!.slice(lo, hi);
+    const g = encodeChunks(ts.slice(lo, hi), part, options, true);
+    for (const f of g.frames) frames.push(f);
+    for (const c of g.chunks) chunks.push(c);
+    slots.push(slot - base);
+    firstChunk.push(chunks.length);
+    lo = hi;
+  }
+  const out = new ByteWriter(frames.reduce((a, f) => a + f.length, 0));
+  for (const f of frames) out.bytes(f);
+  return { bytes: out.finish(), directory: { layout: { chunks, groups: { span, slots, firstChunk } }, chunkLengths: frames.map((f) => f.length) } };
+}
+
+/** Samples a row group holds at least, on average, by default: see segment.md, "Row groups", for the measurements. */
+export const GROUP_ROWS = 512;
+/**
+ * Row groups a block aims at, at most: each group repeats the block's chunk lengths in the footer
+ * entry, so a day object of 1 Hz records split in 10-minute groups would have a footer 144 times
+ * that of one block; twelve keep it near that of an hour part (six groups at 1 Hz).
+ */
+const MAX_GROUPS = 12;
+
+/**
+ * The shortest span whose slots hold `groupRows` samples or more (and a twelfth of the block) at
+ * the block's average rate, or null when that leaves fewer than two groups.
+ */
+function groupSpan(ts: readonly number[], groupRows: number): number | null {
+  const n = ts.length;
+  if (n < 2 * groupRows) return null;
+  const rows = Math.max(groupRows, Math.ceil(n / MAX_GROUPS));
+  const perMs = n / (ts[n - 1]! - ts[0]! + 1);
+  for (const span of ROW_GROUP_SPANS) {
+    if (span * perMs < rows) continue;
+    return Math.floor(ts[n - 1]! / span) > Math.floor(ts[0]! / span) ? span : null;
+  }
+  return null;
+}
+
+/** The chunks of one version 2 block (or row group: `counted`, its timestamp column led by its count). */
+function encodeChunks(ts: readonly number[], fields: Readonly<Record<string, readonly FieldValue[]>>, options: BlockOptions, counted: boolean): { frames: Uint8Array[]; chunks: LayoutColumn[][] } {
   const level = options.level ?? ZSTD_LEVEL;
   const mode = options.shred ?? 'auto';
-  checkTimestamps(ts);
   const n = ts.length;
   const tw = new ByteWriter(n * 2 + 16);
+  if (counted) tw.uvarint(n);
   encodeTimestamps(ts, tw);
   const columns: Column[] = [{ role: ColumnRole.Timestamps, path: '', body: tw.finish() }];
   for (const name of Object.keys(fields).sort()) {
@@ -102,9 +172,7 @@ export function encodeBlockV2(ts: readonly number[], fields: Readonly<Record<str
   }
   if (pending.length > 0) emit(pending);
   for (const c of large) emit([c]);
-  const out = new ByteWriter(frames.reduce((a, f) => a + f.length, 0));
-  for (const f of frames) out.bytes(f);
-  return { bytes: out.finish(), directory: { layout: { chunks: layout }, chunkLengths: frames.map((f) => f.length) } };
+  return { frames, chunks: layout };
 }
 
 /**
@@ -181,22 +249,53 @@ export interface ByteRange {
 
 /**
  * The byte ranges of the object a read of `paths` (projection paths, as selectPaths takes them;
- * all columns when omitted) needs from this block, adjacent chunks merged. A version 1 block is
- * one range, the whole block.
+ * all columns when omitted) needs from this block, adjacent chunks merged: of a row-grouped block
+ * from row group `group` only (groupsOf), else from all of them. A version 1 block is one range,
+ * the whole block.
  */
-export function columnRanges(e: FooterEntry, paths?: readonly string[]): ByteRange[] {
+export function columnRanges(e: FooterEntry, paths?: readonly string[], group?: number): ByteRange[] {
   const d = e.directory;
   if (!d) return [{ offset: e.offset, length: e.length }];
-  const { chunks } = plan(d, paths ? selectPaths(paths, new Set(e.fields)) : null);
   const out: ByteRange[] = [];
-  for (const c of [...chunks].sort((a, b) => a - b)) {
-    const offset = e.offset + chunkOffset(d, c);
-    const length = d.chunkLengths[c]!;
-    const last = out[out.length - 1];
-    if (last && last.offset + last.length === offset) last.length += length;
-    else out.push({ offset, length });
+  const groups = d.layout.groups ? (group === undefined ? d.layout.groups.slots.map((_, g) => g) : [group]) : [-1];
+  for (const g of groups) {
+    const { directory, offset } = g < 0 ? { directory: d, offset: e.offset } : groupDirectory(e, g);
+    const { chunks } = plan(directory, paths ? selectPaths(paths, new Set(e.fields)) : null);
+    for (const c of [...chunks].sort((a, b) => a - b)) {
+      const at = offset + chunkOffset(directory, c);
+      const length = directory.chunkLengths[c]!;
+      const last = out[out.length - 1];
+      if (last && last.offset + last.length === at) last.length += length;
+      else out.push({ offset: at, length });
+    }
   }
   return out;
+}
+
+/**
+ * The row groups of a block that hold samples of [from, to), or [-1] when the block has none (it
+ * is read whole). Found from the footer entry alone.
+ */
+export function groupsOf(e: FooterEntry, from = -Infinity, to = Infinity): number[] {
+  const g = e.directory?.layout.groups;
+  if (!g) return [-1];
+  const base = Math.floor(e.minTs / g.span);
+  const out: number[] = [];
+  g.slots.forEach((slot, i) => {
+    const start = (base + slot) * g.span;
+    if (start < to && start + g.span > from) out.push(i);
+  });
+  return out;
+}
+
+/** Row group g of a block as a version 2 block's directory, and where it starts in the object. */
+function groupDirectory(e: FooterEntry, g: number): { directory: BlockDirectory; offset: number } {
+  const d = e.directory!;
+  const groups = indexLayout(d.layout).groups;
+  if (!groups || g < 0 || g >= groups.length) throw new RangeError(`block of ${e.id} has no row group ${g}`);
+  const first = d.layout.groups!.firstChunk[g]!;
+  const lengths = d.chunkLengths.slice(first, d.layout.groups!.firstChunk[g + 1]);
+  return { directory: { layout: groups[g]!, chunkLengths: lengths }, offset: e.offset + chunkOffset(d, first) };
 }
 
 /** A field as read from a block: a plain column of whole values, or shredded node columns. */
@@ -231,9 +330,40 @@ export function decodeBlockColumns(bytes: Uint8Array, e: FooterEntry, paths?: re
     }
     return { ts: data.ts, fields, selection: sels };
   }
+  if (d.layout.groups) throw new RangeError(`block of ${e.id} has row groups: decode them with decodeGroupColumns`);
+  const cols = decodeChunks(bytes, e, d, e.offset, sels, at, false);
+  const { ts } = cols;
+  const n = ts.length;
+  if (n > 0 ? ts[0] !== e.minTs || ts[n - 1] !== e.maxTs : e.minTs !== 0 || e.maxTs !== 0) throw new CorruptDataError(WHAT, `block of ${e.id} disagrees with its footer entry`);
+  return cols;
+}
+
+/**
+ * Row group `g` (groupsOf) of a version 3 block, as decodeBlockColumns decodes a whole block:
+ * `bytes` holds the object from offset `at` and must cover columnRanges(e, paths, g).
+ */
+export function decodeGroupColumns(bytes: Uint8Array, e: FooterEntry, g: number, paths?: readonly string[], at = e.offset): BlockColumns {
+  const sels = paths ? selectPaths(paths, new Set(e.fields)) : null;
+  const { directory, offset } = groupDirectory(e, g);
+  const cols = decodeChunks(bytes, e, directory, offset, sels, at, true);
+  const { ts } = cols;
+  const n = ts.length;
+  const groups = e.directory!.layout.groups!;
+  const start = (Math.floor(e.minTs / groups.span) + groups.slots[g]!) * groups.span;
+  // The group's samples lie in its slot and inside the block; the first and last group hold the block's ends.
+  const ok = n > 0 && ts[0]! >= Math.max(start, e.minTs) && ts[n - 1]! < start + groups.span && ts[n - 1]! <= e.maxTs && (g > 0 || ts[0] === e.minTs) && (g < groups.slots.length - 1 || ts[n - 1] === e.maxTs);
+  if (!ok) throw new CorruptDataError(WHAT, `row group ${g} of ${e.id} disagrees with its footer entry`);
+  return cols;
+}
+
+/**
+ * The columns of a version 2 block, or of a row group (`counted`: its timestamp column leads with
+ * its sample count), whose chunks start at `offset` of the object.
+ */
+function decodeChunks(bytes: Uint8Array, e: FooterEntry, d: BlockDirectory, offset: number, sels: ReadonlyMap<string, Selection> | null, at: number, counted: boolean): BlockColumns {
   const { index, paths: wanted, chunks } = plan(d, sels);
   for (const c of chunks) {
-    const start = e.offset + chunkOffset(d, c) - at;
+    const start = offset + chunkOffset(d, c) - at;
     // A caller's mistake, not corruption: the bytes given do not cover what columnRanges asked for.
     if (start < 0 || start + d.chunkLengths[c]! > bytes.length) throw new RangeError(`chunk ${c} of ${e.id} lies outside the bytes given (${start}+${d.chunkLengths[c]} of ${bytes.length})`);
   }
@@ -241,7 +371,7 @@ export function decodeBlockColumns(bytes: Uint8Array, e: FooterEntry, paths?: re
     // Per needed chunk: its payload and where each of its columns starts in it (the last column takes the rest).
     const columnsAt = new Map<number, { payload: Uint8Array; starts: number[] }>();
     for (const c of chunks) {
-      const start = e.offset + chunkOffset(d, c) - at;
+      const start = offset + chunkOffset(d, c) - at;
       const payload = decodeFrame(bytes.subarray(start, start + d.chunkLengths[c]!), WHAT);
       const r = new ByteReader(payload, WHAT);
       const k = index.firstOfChunk[c + 1]! - index.firstOfChunk[c]!;
@@ -259,8 +389,9 @@ export function decodeBlockColumns(bytes: Uint8Array, e: FooterEntry, paths?: re
       const j = i - index.firstOfChunk[c]!;
       return new ByteReader(payload, WHAT, starts[j], starts[j + 1]);
     };
-    const n = e.count;
     const tr = reader(index.ts);
+    const n = counted ? tr.uvarint() : e.count;
+    if (n > e.count) tr.fail(`${n} samples in a group of a block of ${e.count}`);
     if (n > tr.remaining) tr.fail(`${n} timestamps in ${tr.remaining} bytes`);
     const ts = decodeTimestamps(tr, n);
     tr.done();
@@ -289,7 +420,6 @@ export function decodeBlockColumns(bytes: Uint8Array, e: FooterEntry, paths?: re
       }
     }
     if (!sels && used.size !== index.columns.size) throw new CorruptDataError(WHAT, `block of ${e.id}: ${index.columns.size - used.size} columns belong to no field`);
-    if (n > 0 ? ts[0] !== e.minTs || ts[n - 1] !== e.maxTs : e.minTs !== 0 || e.maxTs !== 0) throw new CorruptDataError(WHAT, `block of ${e.id} disagrees with its footer entry`);
     return { ts, fields, selection: sels };
   } catch (err) {
     throw asCorrupt(WHAT, err);
@@ -406,10 +536,24 @@ export function blockColumnsBytes(cols: BlockColumns): number {
   return n;
 }
 
-/** Whole version 2 block: every column, checked against the entry. */
+/** Whole version 2 or 3 block: every column (of every row group), checked against the entry. */
 export function decodeBlockV2(bytes: Uint8Array, e: FooterEntry): SeriesColumns {
-  const cols = decodeBlockColumns(bytes, e, undefined, e.offset);
-  const out = assemble(cols);
-  checkEntry(e, out.ts, e.fields);
-  return out;
+  if (!e.directory?.layout.groups) {
+    const out = assemble(decodeBlockColumns(bytes, e, undefined, e.offset));
+    checkEntry(e, out.ts, e.fields);
+    return out;
+  }
+  const parts = groupsOf(e).map((g) => assemble(decodeGroupColumns(bytes, e, g, undefined, e.offset)));
+  const ts: number[] = [];
+  const fields = nameMap<FieldValue[]>();
+  for (const name of e.fields) fields[name] = [];
+  for (const p of parts) {
+    for (const t of p.ts) ts.push(t);
+    for (const name of e.fields) {
+      const out = fields[name]!;
+      for (const v of p.fields[name]!) out.push(v);
+    }
+  }
+  checkEntry(e, ts, e.fields);
+  return { ts, fields };
 }

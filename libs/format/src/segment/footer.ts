@@ -6,8 +6,8 @@ import { indexLayout, layoutKey } from './layout.js';
 import { ColumnRole, type BlockLayout, type FooterEntry, type LayoutColumn, type SegmentFooter } from './types.js';
 
 /** The version writers write; readers also accept every earlier one (SEGMENT_VERSIONS). */
-export const SEGMENT_VERSION = 2;
-export const SEGMENT_VERSIONS: readonly number[] = [1, 2];
+export const SEGMENT_VERSION = 3;
+export const SEGMENT_VERSIONS: readonly number[] = [1, 2, 3];
 /** "S4SG" then version u8 then three zero bytes. */
 export const SEGMENT_HEADER_BYTES = 8;
 const WHAT = 'segment footer';
@@ -18,6 +18,8 @@ const WHAT = 'segment footer';
  *   version u8 | ns str | shard uvarint | window svarint | #strings uvarint | strings
  *   | [v2: #layouts uvarint | layout…] | #series uvarint | entries
  * layout (v2): #chunks uvarint | (#columns uvarint | (role u8 | [path ref unless role 0])…)…
+ * layout (v3, row groups): 0 uvarint | span uvarint | #groups uvarint
+ *   | (slot step uvarint | #chunks uvarint | chunks as above)… — a v3 footer may hold both kinds
  * entry: id str | metric ref | #tags uvarint | (key ref, value ref)… | offset uvarint
  *   | length uvarint | count uvarint | minTs svarint | maxTs svarint | then
  *   v1: #fields uvarint | field ref…
@@ -107,6 +109,7 @@ export function decodeFooter(bytes: Uint8Array): SegmentFooter {
     };
     const deref = () => table[derefIndex()]!;
     const layouts = version >= 2 ? readLayouts(r, deref) : [];
+    if (version < 3 && layouts.some((l) => l.groups)) r.fail(`a version ${version} footer with row groups`);
     const nSeries = r.count(8);
     const series: FooterEntry[] = [];
     let prevId: string | null = null;
@@ -151,18 +154,37 @@ export function decodeFooter(bytes: Uint8Array): SegmentFooter {
   }
 }
 
-/** Distinct block layouts, each as `#chunks | (#columns | (role u8 | [path ref unless role 0])…)…` after their count. */
+/**
+ * Distinct block layouts, each as `#chunks | (#columns | (role u8 | [path ref unless role 0])…)…`
+ * after their count; a row-grouped one as `0 | span | #groups | (slot step | #chunks | chunks)…`
+ * (a plain layout has at least one chunk, so the 0 tells them apart).
+ */
 export function writeLayouts(w: ByteWriter, layouts: readonly BlockLayout[], ref: (s: string) => number): void {
-  w.uvarint(layouts.length);
-  for (const l of layouts) {
-    indexLayout(l);
-    w.uvarint(l.chunks.length);
-    for (const chunk of l.chunks) {
+  const chunks = (list: readonly (readonly LayoutColumn[])[]) => {
+    for (const chunk of list) {
       w.uvarint(chunk.length);
       for (const col of chunk) {
         w.u8(col.role);
         if (col.role !== ColumnRole.Timestamps) w.uvarint(ref(col.path));
       }
+    }
+  };
+  w.uvarint(layouts.length);
+  for (const l of layouts) {
+    indexLayout(l);
+    const g = l.groups;
+    if (!g) {
+      w.uvarint(l.chunks.length);
+      chunks(l.chunks);
+      continue;
+    }
+    w.uvarint(0);
+    w.uvarint(g.span);
+    w.uvarint(g.slots.length);
+    for (let i = 0; i < g.slots.length; i++) {
+      w.uvarint(i === 0 ? 0 : g.slots[i]! - g.slots[i - 1]!);
+      w.uvarint(g.firstChunk[i + 1]! - g.firstChunk[i]!);
+      chunks(l.chunks.slice(g.firstChunk[i], g.firstChunk[i + 1]));
     }
   }
 }
@@ -191,9 +213,7 @@ export function readSeriesKey(r: ByteReader, prevId: string | null, deref: () =>
 export function readLayouts(r: ByteReader, deref: () => string): BlockLayout[] {
   const n = r.count(2);
   const out: BlockLayout[] = [];
-  for (let l = 0; l < n; l++) {
-    const nChunks = r.count(2);
-    const chunks: LayoutColumn[][] = [];
+  const readChunks = (nChunks: number, chunks: LayoutColumn[][]) => {
     for (let c = 0; c < nChunks; c++) {
       const nColumns = r.count();
       const columns: LayoutColumn[] = [];
@@ -203,7 +223,24 @@ export function readLayouts(r: ByteReader, deref: () => string): BlockLayout[] {
       }
       chunks.push(columns);
     }
-    const layout = { chunks };
+  };
+  for (let l = 0; l < n; l++) {
+    const nChunks = r.count(2);
+    const chunks: LayoutColumn[][] = [];
+    let layout: BlockLayout = { chunks };
+    if (nChunks > 0) readChunks(nChunks, chunks);
+    else {
+      const span = r.uvarint();
+      const nGroups = r.count(2);
+      const slots: number[] = [];
+      const firstChunk: number[] = [0];
+      for (let g = 0; g < nGroups; g++) {
+        slots.push((g === 0 ? 0 : slots[g - 1]!) + r.uvarint());
+        readChunks(r.count(2), chunks);
+        firstChunk.push(chunks.length);
+      }
+      layout = { chunks, groups: { span, slots, firstChunk } };
+    }
     try {
       indexLayout(layout);
     } catch (err) {

@@ -1,5 +1,11 @@
 import { childPath, elementPath, escapeKey, parseColumnPath } from '../shred/path.js';
-import { ColumnRole, type BlockLayout } from './types.js';
+import { ColumnRole, type BlockLayout, type RowGroups } from './types.js';
+
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+/** Spans a row group may cover: each divides an hour or a day, so groups never straddle a window. */
+export const ROW_GROUP_SPANS: readonly number[] = [SECOND, 5 * SECOND, 10 * SECOND, 15 * SECOND, 30 * SECOND, MINUTE, 2 * MINUTE, 5 * MINUTE, 10 * MINUTE, 15 * MINUTE, 20 * MINUTE, 30 * MINUTE, HOUR, 2 * HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR];
 
 /** A layout's columns by path and by chunk, computed once per layout and shared by every entry using it. */
 export interface LayoutIndex {
@@ -12,8 +18,10 @@ export interface LayoutIndex {
   readonly firstOfChunk: readonly number[];
   /** Flat index of the timestamp column. */
   readonly ts: number;
-  /** Field names (the roots), sorted. */
+  /** Field names (the roots), sorted; of a row-grouped layout, those of any group. */
   readonly fields: readonly string[];
+  /** A row-grouped layout: each group's chunks as a layout of its own (the fields above are then empty). */
+  readonly groups: readonly BlockLayout[] | null;
 }
 
 const indexes = new WeakMap<BlockLayout, LayoutIndex>();
@@ -26,6 +34,11 @@ const indexes = new WeakMap<BlockLayout, LayoutIndex>();
 export function indexLayout(layout: BlockLayout): LayoutIndex {
   let index = indexes.get(layout);
   if (index) return index;
+  if (layout.groups) {
+    index = indexGroups(layout, layout.groups);
+    indexes.set(layout, index);
+    return index;
+  }
   const columns = new Map<string, number>();
   const roles: ColumnRole[] = [];
   const chunkOf: number[] = [];
@@ -63,9 +76,28 @@ export function indexLayout(layout: BlockLayout): LayoutIndex {
     if (p === undefined || roles[p] !== ColumnRole.Node) throw new RangeError(`column ${path} has no parent column ${parent}`);
   }
   // Shared by every entry of the layout (as FooterEntry.fields): frozen, so no reader can change another's.
-  index = { columns, roles, chunkOf, firstOfChunk, ts, fields: Object.freeze(fields.sort()) };
+  index = { columns, roles, chunkOf, firstOfChunk, ts, fields: Object.freeze(fields.sort()), groups: null };
   indexes.set(layout, index);
   return index;
+}
+
+/** A row-grouped layout: checks its groups and indexes each group's chunks as a layout of its own. */
+function indexGroups(layout: BlockLayout, g: RowGroups): LayoutIndex {
+  if (!ROW_GROUP_SPANS.includes(g.span)) throw new RangeError(`row group span ${g.span} is not one of ${ROW_GROUP_SPANS.join(', ')}`);
+  const n = g.slots.length;
+  if (n < 2) throw new RangeError(`${n} row groups: a block of one group is not grouped`);
+  if (g.firstChunk.length !== n + 1 || g.firstChunk[0] !== 0 || g.firstChunk[n] !== layout.chunks.length) throw new RangeError('row groups do not cover the chunks');
+  const groups: BlockLayout[] = [];
+  const fields = new Set<string>();
+  for (let i = 0; i < n; i++) {
+    if (i === 0 ? g.slots[0] !== 0 : !(g.slots[i]! > g.slots[i - 1]!)) throw new RangeError(`row group ${i}: slot ${g.slots[i]} out of order`);
+    if (!Number.isSafeInteger(g.slots[i])) throw new RangeError(`row group ${i}: slot ${g.slots[i]}`);
+    if (!(g.firstChunk[i + 1]! > g.firstChunk[i]!)) throw new RangeError(`row group ${i} holds no chunk`);
+    const sub: BlockLayout = { chunks: layout.chunks.slice(g.firstChunk[i], g.firstChunk[i + 1]) };
+    for (const f of indexLayout(sub).fields) fields.add(f);
+    groups.push(sub);
+  }
+  return { columns: new Map(), roles: [], chunkOf: [], firstOfChunk: [], ts: -1, fields: Object.freeze([...fields].sort()), groups };
 }
 
 /** The column path one step up, or null for a field's root. */
@@ -79,5 +111,7 @@ function parentOf(path: string): string | null {
 
 /** A stable text key of a layout, so that a footer stores each distinct layout once. */
 export function layoutKey(layout: BlockLayout): string {
-  return JSON.stringify(layout.chunks.map((c) => c.map((col) => [col.role, col.path])));
+  const chunks = layout.chunks.map((c) => c.map((col) => [col.role, col.path]));
+  const g = layout.groups;
+  return JSON.stringify(g ? [chunks, g.span, g.slots, g.firstChunk] : chunks);
 }

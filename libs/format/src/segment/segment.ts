@@ -3,7 +3,7 @@ import { CorruptDataError } from '@s4/core';
 import { crc32 } from 'node:zlib';
 import { ByteWriter } from '../codec/bytes.js';
 import { decodeBlock, encodeBlock } from './block.js';
-import { encodeBlockV2, type ShredMode } from './block-v2.js';
+import { encodeBlockV2, encodeBlockV3, type ShredMode } from './block-v2.js';
 import { decodeFooter, encodeFooter, SEGMENT_HEADER_BYTES, SEGMENT_VERSION, SEGMENT_VERSIONS } from './footer.js';
 import type { FooterEntry, SegmentFooter, SegmentInput, SegmentTrailer } from './types.js';
 
@@ -19,12 +19,16 @@ export interface EncodeOptions {
   /** zstd level for blocks and footer; the default (3) is what the benchmarks chose. */
   level?: number;
   /**
-   * Format version to write: 2 (the default, shredded columns with a column directory) or 1
-   * (kept so that the golden v1 file can be re-encoded and sizes compared).
+   * Format version to write: 3 (the default: blocks of many samples split into row groups), 2
+   * (shredded columns with a column directory, no row groups) or 1 (kept so that the golden v1 file
+   * can be re-encoded and sizes compared). A version 3 segment none of whose blocks has row groups
+   * is written as version 2, the same bytes a version 2 writer wrote.
    */
-  version?: 1 | 2;
-  /** Version 2: how nested fields are stored (block-v2.ts); 'auto', the default, measures per field. */
+  version?: 1 | 2 | 3;
+  /** Version 2 and 3: how nested fields are stored (block-v2.ts); 'auto', the default, measures per field. */
   shred?: ShredMode;
+  /** Version 3: samples a row group holds at least, on average (GROUP_ROWS). */
+  groupRows?: number;
 }
 
 export function encodeSegment(input: SegmentInput, options: EncodeOptions = {}): Uint8Array {
@@ -33,14 +37,17 @@ export function encodeSegment(input: SegmentInput, options: EncodeOptions = {}):
     if (sorted[i]!.id === sorted[i - 1]!.id) throw new RangeError(`series ${sorted[i]!.id} appears twice in one segment`);
   }
   const w = new ByteWriter(64 * 1024);
-  const version = options.version ?? SEGMENT_VERSION;
-  if (!SEGMENT_VERSIONS.includes(version)) throw new RangeError(`cannot write segment version ${version}`);
+  const asked = options.version ?? SEGMENT_VERSION;
+  if (!SEGMENT_VERSIONS.includes(asked)) throw new RangeError(`cannot write segment version ${asked}`);
+  const blockOptions = { level: options.level, shred: options.shred, groupRows: options.groupRows };
+  const blocks = sorted.map((s) => (asked === 3 ? encodeBlockV3(s.ts, s.fields, blockOptions) : asked === 2 ? encodeBlockV2(s.ts, s.fields, blockOptions) : null));
+  const version = asked === 3 && !blocks.some((b) => b?.directory.layout.groups) ? 2 : asked;
   w.bytes(SEGMENT_MAGIC);
   w.u8(version);
   w.bytes(new Uint8Array(3));
   const entries: FooterEntry[] = [];
-  for (const s of sorted) {
-    const v2 = version === 2 ? encodeBlockV2(s.ts, s.fields, { level: options.level, shred: options.shred }) : null;
+  for (const [i, s] of sorted.entries()) {
+    const v2 = blocks[i];
     const block = v2 ? v2.bytes : encodeBlock(s.ts, s.fields, options.level);
     const n = s.ts.length;
     entries.push({

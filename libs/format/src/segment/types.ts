@@ -63,7 +63,24 @@ export interface LayoutColumn {
  * stores each distinct layout once; decoded entries share the object.
  */
 export interface BlockLayout {
+  /** With `groups`, the chunks of every row group, group after group. */
   readonly chunks: readonly (readonly LayoutColumn[])[];
+  /** Version 3: the block is row groups, each decodable alone (segment.md, "Row groups"). */
+  readonly groups?: RowGroups;
+}
+
+/**
+ * How a version 3 block splits its samples: group g holds the samples whose slot
+ * (floor(ts / span)) is the slot of the block's first sample plus `slots[g]`, and its columns are
+ * `chunks[firstChunk[g] .. firstChunk[g + 1])`, laid out as a version 2 block of its own.
+ */
+export interface RowGroups {
+  /** Milliseconds per slot; divides an hour or a day (ROW_GROUP_SPANS). */
+  readonly span: number;
+  /** Per group, strictly ascending; the first is 0. */
+  readonly slots: readonly number[];
+  /** Per group, its first chunk; one more entry, chunks.length, at the end. */
+  readonly firstChunk: readonly number[];
 }
 
 export interface BlockDirectory {
