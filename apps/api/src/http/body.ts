@@ -43,7 +43,11 @@ export function installBodyDecoding(fastify: FastifyInstance, limits: { maxBodyB
   });
   fastify.addHook('preParsing', async (req, _reply, payload) => {
     // The whole body must arrive within the request timeout: a sender trickling bytes would
-    // otherwise hold a connection (and its buffers) for as long as it likes.
+    // otherwise hold a connection (and its buffers) for as long as it likes. A body that has
+    // arrived already (most small requests: one read holds them whole) needs no timer, which was
+    // ~4 % of a single-sample write's CPU with its two listeners.
+    const header = req.headers['content-encoding'];
+    if (req.raw.complete && header === undefined) return payload;
     const timer = setTimeout(() => {
       const limit = `limit S4_REQUEST_TIMEOUT_MS=${requestTimeoutMs}`;
       payload.destroy(Object.assign(new Error(`the request body did not arrive within ${requestTimeoutMs} ms (${limit})`), { statusCode: 408 }));
@@ -51,7 +55,6 @@ export function installBodyDecoding(fastify: FastifyInstance, limits: { maxBodyB
     timer.unref();
     payload.once('end', () => clearTimeout(timer));
     payload.once('close', () => clearTimeout(timer));
-    const header = req.headers['content-encoding'];
     const encoding = (Array.isArray(header) ? header.join(',') : (header ?? '')).trim().toLowerCase();
     if (encoding === '' || encoding === 'identity') return payload;
     // Snappy's block format needs the whole body: the protobuf parser below decodes it.
