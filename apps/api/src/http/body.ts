@@ -4,7 +4,7 @@ import * as zlib from 'node:zlib';
 import type { FastifyInstance } from 'fastify';
 import { S4Error } from '@s4/core';
 import { msgpack, snappyDecompress, snappyLength } from '@s4/format';
-import { runStepsSliced } from '@s4/engine';
+import { runSteps, runStepsSliced, scanSeriesSteps } from '@s4/engine';
 import { parseWriteBodySlices } from './json-slices.js';
 
 /** Content-Encodings a write body may use; anything else is a 415, never silently read as-is. */
@@ -95,27 +95,46 @@ export function installBodyDecoding(fastify: FastifyInstance, limits: { maxBodyB
     // any error goes through `whole` for its wording.
     const proto = text.includes('__proto__');
     const escapes = text.includes('\\u');
-    if (!proto && !escapes && text.length < SLICED_BODY_CHARS) {
-      let value: unknown;
-      try {
-        value = JSON.parse(text);
-      } catch {
+    // A write body of the usual compact shape is read from its text (engine write/scan.ts): no
+    // objects per series, identities by text; anything else (null) takes the path below.
+    if (!proto && !escapes && text.charCodeAt(0) === 0x7b && text.charCodeAt(1) === 0x22 && req.url === '/v1/write') {
+      if (text.length >= SLICED_BODY_CHARS) {
+        runStepsSliced(scanSeriesSteps(text, body as Buffer), SCAN_SLICE_MS).then(
+          (scanned) => (scanned ? done(null, scanned) : parseJsonBody()),
+          () => parseJsonBody(),
+        );
+        return;
+      }
+      const scanned = runSteps(scanSeriesSteps(text, body as Buffer));
+      if (scanned) {
+        done(null, scanned);
+        return;
+      }
+    }
+    parseJsonBody();
+    function parseJsonBody(): void {
+      if (!proto && !escapes && text.length < SLICED_BODY_CHARS) {
+        let value: unknown;
+        try {
+          value = JSON.parse(text);
+        } catch {
+          whole();
+          return;
+        }
+        done(null, value);
+        return;
+      }
+      // A large write body is parsed in pieces with turns of the event loop between them; a body
+      // naming __proto__ anywhere (escaped or not) goes the whole way, where the poisoning check refuses it.
+      if (text.length < SLICED_BODY_CHARS || req.url.split('?')[0] !== '/v1/write' || proto || (escapes && SUSPECT_PROTO.test(text))) {
         whole();
         return;
       }
-      done(null, value);
-      return;
+      parseSliced(text).then(
+        (value) => (value ? done(null, value) : whole()),
+        () => whole(),
+      );
     }
-    // A large write body is parsed in pieces with turns of the event loop between them; a body
-    // naming __proto__ anywhere (escaped or not) goes the whole way, where the poisoning check refuses it.
-    if (text.length < SLICED_BODY_CHARS || req.url.split('?')[0] !== '/v1/write' || proto || (escapes && SUSPECT_PROTO.test(text))) {
-      whole();
-      return;
-    }
-    parseSliced(text).then(
-      (value) => (value ? done(null, value) : whole()),
-      () => whole(),
-    );
   });
   fastify.addContentTypeParser(['application/x-ndjson', 'application/ndjson'], { parseAs: 'buffer', bodyLimit: maxBodyBytes }, (_req, body, done) => {
     try {
@@ -179,6 +198,9 @@ export function installBodyDecoding(fastify: FastifyInstance, limits: { maxBodyB
     }
   });
 }
+
+/** How long a large body's scan may hold the event loop at a time. */
+const SCAN_SLICE_MS = 10;
 
 /** Write bodies at least this long (characters) are parsed in pieces (json-slices.ts). */
 const SLICED_BODY_CHARS = 1 << 20;

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { S4Error } from '@s4/core';
-import type { WriteBody } from '@s4/engine';
+import { ScannedWrite, type WriteBody } from '@s4/engine';
 import type { ApiKeyGuard } from '../../http/api-key.guard.js';
 import type { Ingest } from './ingest.js';
 import { ERROR_SCHEMA, WRITE_BODY_SCHEMA } from './openapi.js';
@@ -23,7 +23,13 @@ export function installWriteRoute(fastify: FastifyInstance, ingest: Ingest, guar
     // The common header, `application/json` exactly, without the split and lower-casing.
     const type = header === 'application/json' ? header : (header ?? '').split(';')[0]!.trim().toLowerCase();
     if (!WRITE_TYPES.has(type)) throw new S4Error('unsupported_media_type', `Content-Type ${type || '(none)'} is not accepted; use ${WRITE_TYPES_TEXT}`, 415);
-    const body: WriteBody = typeof req.body === 'string' ? { kind: 'ndjson', text: req.body } : { kind: 'json', body: req.body };
+    const raw = req.body;
+    const body: WriteBody =
+      raw instanceof ScannedWrite
+        ? { kind: 'scanned', scanned: raw }
+        : typeof raw === 'string'
+          ? { kind: 'ndjson', text: raw }
+          : { kind: 'json', body: raw };
     // Ingest lets go of the parsed body once it is checked (so that it dies young while the write
     // waits for durability); the request must not hold it either.
     req.body = undefined;
