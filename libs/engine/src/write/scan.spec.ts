@@ -59,6 +59,10 @@ describe('scanSeriesSteps (write bodies read from their text)', () => {
       '{"samples":[{"metric":"m","ts":1,"fields":{}}]}',
     ])
       expect(scan(text), text).toBeNull();
+    // A batch of rows goes the JSON way (quicker there); a few samples are scanned.
+    const rows = (n: number) => `{"samples":[${Array.from({ length: n }, (_, i) => `{"metric":"m","ts":${i},"fields":{"v":${i}}}`).join(',')}]}`;
+    expect(scan(rows(64))).not.toBeNull();
+    expect(scan(rows(65))).toBeNull();
   });
 
   it('sends a body whose values break a limit the JSON way, with its wording', () => {

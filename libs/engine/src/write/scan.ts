@@ -32,6 +32,9 @@ export interface ScannedEntry {
   readonly names: number;
 }
 
+/** At most this many entries of a `samples` body are scanned (see the check where entries are added). */
+const MAX_SAMPLES = 64;
+
 /** Entries scanned between two looks at the clock. */
 const STEP = 256;
 
@@ -259,6 +262,10 @@ export function* scanSeriesSteps(text: string, bytes: Uint8Array): Generator<voi
     // The entry's closing brace, then `,` and the next entry or `]}` and the end of the body.
     if (bytes[i] !== 0x7d) return null;
     entries.push({ ident, ts, fields, names });
+    // A batch of rows is quicker through JSON.parse and the row path (an entry here is a map and two
+    // arrays per sample: 1.8 against 1.27 us a sample for 100,000 rows of 200 series): scanned are
+    // the few samples of single-sample writers.
+    if (samples && entries.length > MAX_SAMPLES) return null;
     const c = bytes[i + 1];
     if (c === 0x2c) {
       i += 2;

@@ -76,16 +76,19 @@ class Group {
     }
     if (this.adopted) this.copy();
     const n = this.ts.length;
+    const before = this.columns;
     for (const t of ts) this.ts.push(t);
+    let filled = 0;
     for (const f in fields) {
       let dst = own(this.fields, f);
       if (!dst) {
         this.fields[f] = dst = new Array<FieldValue>(n).fill(null);
         this.columns++;
-      }
+      } else filled++;
       for (const v of fields[f]!) dst.push(v);
     }
-    for (const col of Object.values(this.fields)) while (col.length < this.ts.length) col.push(null);
+    // Every column the group had got values (the usual case: the same fields again): none to pad.
+    if (filled < before) for (const col of Object.values(this.fields)) while (col.length < this.ts.length) col.push(null);
   }
 
   /** The same series twice in a request may even share its arrays with the other entry: never append to an adopted one. */
