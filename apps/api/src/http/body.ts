@@ -1,7 +1,7 @@
 import { isAscii, isUtf8 } from 'node:buffer';
 import type { Transform } from 'node:stream';
 import * as zlib from 'node:zlib';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest, RequestPayload } from 'fastify';
 import { S4Error } from '@s4/core';
 import { msgpack, snappyDecompress, snappyLength } from '@s4/format';
 import { runSteps, runStepsSliced, scanSeriesSteps } from '@s4/engine';
@@ -38,10 +38,23 @@ export function installBodyDecoding(fastify: FastifyInstance, limits: { maxBodyB
   const { maxBodyBytes, maxNestingDepth, requestTimeoutMs } = limits;
   // The influx 1.x CLI sends `Content-Type:` with nothing after it, which Fastify refuses as
   // malformed before any parser runs; on the line-protocol paths it means "no type".
-  fastify.addHook('onRequest', async (req) => {
+  // The hooks here run for every request: callback hooks, not async ones (each async hook is a
+  // promise and a turn of the microtask queue more per request).
+  fastify.addHook('onRequest', (req, _reply, done) => {
     if (req.headers['content-type'] === '' && LINE_PROTOCOL_PATHS.has(req.url.split('?')[0]!)) delete req.headers['content-type'];
+    done();
   });
-  fastify.addHook('preParsing', async (req, _reply, payload) => {
+  fastify.addHook('preParsing', (req, _reply, payload, done) => {
+    let out: typeof payload;
+    try {
+      out = decoded(req, payload);
+    } catch (e) {
+      done(e as Error);
+      return;
+    }
+    done(null, out);
+  });
+  const decoded = (req: FastifyRequest, payload: RequestPayload): RequestPayload => {
     // The whole body must arrive within the request timeout: a sender trickling bytes would
     // otherwise hold a connection (and its buffers) for as long as it likes. A body that has
     // arrived already (most small requests: one read holds them whole) needs no timer, which was
@@ -68,7 +81,7 @@ export function installBodyDecoding(fastify: FastifyInstance, limits: { maxBodyB
     // The parser reports stream errors as its own 400; say what the body was not.
     stream.on('error', (e: Error) => Object.assign(e, { statusCode: 400, message: `body is not valid ${encoding}: ${e.message}` }));
     return payload.pipe(stream);
-  });
+  };
 
   // `__proto__` keys are refused as Fastify refuses them; `constructor` is an ordinary name here,
   // because every map S4 builds from user names has no prototype.
