@@ -13,6 +13,8 @@ import { installConsole, loadConsole } from './http/console.js';
 import { installBodyDecoding } from './http/body.js';
 import { ErrorsFilter } from './http/errors.filter.js';
 import { startRoles, type ProcessRoles } from './roles/process.js';
+import { Ingest } from './roles/api/ingest.js';
+import { WRITE_OPERATION, installWriteRoute } from './roles/api/write.route.js';
 
 export interface RunningServer {
   readonly url: string;
@@ -59,11 +61,15 @@ async function listen(config: Config, roles: ProcessRoles, levels: LogLevel[]): 
   const guard = new ApiKeyGuard({ keys: KeyRing.load(config.apiKeys, config.apiKeysFile), namespace: config.namespace, publicMetrics: config.publicMetrics });
   app.useGlobalGuards(guard);
   installSecurityHeaders(fastify);
-  if (roles.api) installConsole(fastify, loadConsole());
+  if (roles.api) {
+    installConsole(fastify, loadConsole());
+    installWriteRoute(fastify, app.get(Ingest), guard);
+  }
   const document = SwaggerModule.createDocument(
     app,
     new DocumentBuilder().setTitle('S4').setDescription('S3-first time-series store').setVersion('0.1.0').addBearerAuth().addSecurityRequirements('bearer').build(),
   );
+  if (roles.api) document.paths['/v1/write'] = { post: WRITE_OPERATION };
   fastify.get('/openapi.json', async (req, reply) => {
     try {
       guard.authorize(req.url, req.headers.authorization);

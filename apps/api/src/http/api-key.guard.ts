@@ -67,15 +67,19 @@ export class ApiKeyGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean {
     const http = context.switchToHttp();
-    const req = http.getRequest<FastifyRequest>();
+    this.check(http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>());
+    return true;
+  }
+
+  /** The guard for a route outside Nest (write.route.ts): throws as `authorize`, with Retry-After set on a 429. */
+  check(req: FastifyRequest, reply: FastifyReply): void {
     try {
       this.authorize(req.url, req.headers.authorization, req.method);
     } catch (e) {
       const wait = (e as S4Error).details as { retryAfterSeconds?: number } | undefined;
-      if (wait?.retryAfterSeconds) void http.getResponse<FastifyReply>().header('retry-after', String(wait.retryAfterSeconds));
+      if (wait?.retryAfterSeconds) void reply.header('retry-after', String(wait.retryAfterSeconds));
       throw e;
     }
-    return true;
   }
 
   /** Throws the S4Error a request with this URL and Authorization header deserves, if any. */

@@ -1,10 +1,10 @@
 import { isAscii, isUtf8 } from 'node:buffer';
 import type { Transform } from 'node:stream';
 import * as zlib from 'node:zlib';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest, RequestPayload } from 'fastify';
 import { S4Error } from '@s4/core';
 import { msgpack, snappyDecompress, snappyLength } from '@s4/format';
-import { runStepsSliced } from '@s4/engine';
+import { runSteps, runStepsSliced, scanSeriesSteps } from '@s4/engine';
 import { parseWriteBodySlices } from './json-slices.js';
 
 /** Content-Encodings a write body may use; anything else is a 415, never silently read as-is. */
@@ -38,12 +38,29 @@ export function installBodyDecoding(fastify: FastifyInstance, limits: { maxBodyB
   const { maxBodyBytes, maxNestingDepth, requestTimeoutMs } = limits;
   // The influx 1.x CLI sends `Content-Type:` with nothing after it, which Fastify refuses as
   // malformed before any parser runs; on the line-protocol paths it means "no type".
-  fastify.addHook('onRequest', async (req) => {
+  // The hooks here run for every request: callback hooks, not async ones (each async hook is a
+  // promise and a turn of the microtask queue more per request).
+  fastify.addHook('onRequest', (req, _reply, done) => {
     if (req.headers['content-type'] === '' && LINE_PROTOCOL_PATHS.has(req.url.split('?')[0]!)) delete req.headers['content-type'];
+    done();
   });
-  fastify.addHook('preParsing', async (req, _reply, payload) => {
+  fastify.addHook('preParsing', (req, _reply, payload, done) => {
+    let out: typeof payload;
+    try {
+      out = decoded(req, payload);
+    } catch (e) {
+      done(e as Error);
+      return;
+    }
+    done(null, out);
+  });
+  const decoded = (req: FastifyRequest, payload: RequestPayload): RequestPayload => {
     // The whole body must arrive within the request timeout: a sender trickling bytes would
-    // otherwise hold a connection (and its buffers) for as long as it likes.
+    // otherwise hold a connection (and its buffers) for as long as it likes. A body that has
+    // arrived already (most small requests: one read holds them whole) needs no timer, which was
+    // ~4 % of a single-sample write's CPU with its two listeners.
+    const header = req.headers['content-encoding'];
+    if (req.raw.complete && header === undefined) return payload;
     const timer = setTimeout(() => {
       const limit = `limit S4_REQUEST_TIMEOUT_MS=${requestTimeoutMs}`;
       payload.destroy(Object.assign(new Error(`the request body did not arrive within ${requestTimeoutMs} ms (${limit})`), { statusCode: 408 }));
@@ -51,7 +68,6 @@ export function installBodyDecoding(fastify: FastifyInstance, limits: { maxBodyB
     timer.unref();
     payload.once('end', () => clearTimeout(timer));
     payload.once('close', () => clearTimeout(timer));
-    const header = req.headers['content-encoding'];
     const encoding = (Array.isArray(header) ? header.join(',') : (header ?? '')).trim().toLowerCase();
     if (encoding === '' || encoding === 'identity') return payload;
     // Snappy's block format needs the whole body: the protobuf parser below decodes it.
@@ -65,7 +81,7 @@ export function installBodyDecoding(fastify: FastifyInstance, limits: { maxBodyB
     // The parser reports stream errors as its own 400; say what the body was not.
     stream.on('error', (e: Error) => Object.assign(e, { statusCode: 400, message: `body is not valid ${encoding}: ${e.message}` }));
     return payload.pipe(stream);
-  });
+  };
 
   // `__proto__` keys are refused as Fastify refuses them; `constructor` is an ordinary name here,
   // because every map S4 builds from user names has no prototype.
@@ -92,27 +108,46 @@ export function installBodyDecoding(fastify: FastifyInstance, limits: { maxBodyB
     // any error goes through `whole` for its wording.
     const proto = text.includes('__proto__');
     const escapes = text.includes('\\u');
-    if (!proto && !escapes && text.length < SLICED_BODY_CHARS) {
-      let value: unknown;
-      try {
-        value = JSON.parse(text);
-      } catch {
+    // A write body of the usual compact shape is read from its text (engine write/scan.ts): no
+    // objects per series, identities by text; anything else (null) takes the path below.
+    if (!proto && !escapes && text.charCodeAt(0) === 0x7b && text.charCodeAt(1) === 0x22 && req.url === '/v1/write') {
+      if (text.length >= SLICED_BODY_CHARS) {
+        runStepsSliced(scanSeriesSteps(text, body as Buffer), SCAN_SLICE_MS).then(
+          (scanned) => (scanned ? done(null, scanned) : parseJsonBody()),
+          () => parseJsonBody(),
+        );
+        return;
+      }
+      const scanned = runSteps(scanSeriesSteps(text, body as Buffer));
+      if (scanned) {
+        done(null, scanned);
+        return;
+      }
+    }
+    parseJsonBody();
+    function parseJsonBody(): void {
+      if (!proto && !escapes && text.length < SLICED_BODY_CHARS) {
+        let value: unknown;
+        try {
+          value = JSON.parse(text);
+        } catch {
+          whole();
+          return;
+        }
+        done(null, value);
+        return;
+      }
+      // A large write body is parsed in pieces with turns of the event loop between them; a body
+      // naming __proto__ anywhere (escaped or not) goes the whole way, where the poisoning check refuses it.
+      if (text.length < SLICED_BODY_CHARS || req.url.split('?')[0] !== '/v1/write' || proto || (escapes && SUSPECT_PROTO.test(text))) {
         whole();
         return;
       }
-      done(null, value);
-      return;
+      parseSliced(text).then(
+        (value) => (value ? done(null, value) : whole()),
+        () => whole(),
+      );
     }
-    // A large write body is parsed in pieces with turns of the event loop between them; a body
-    // naming __proto__ anywhere (escaped or not) goes the whole way, where the poisoning check refuses it.
-    if (text.length < SLICED_BODY_CHARS || req.url.split('?')[0] !== '/v1/write' || proto || (escapes && SUSPECT_PROTO.test(text))) {
-      whole();
-      return;
-    }
-    parseSliced(text).then(
-      (value) => (value ? done(null, value) : whole()),
-      () => whole(),
-    );
   });
   fastify.addContentTypeParser(['application/x-ndjson', 'application/ndjson'], { parseAs: 'buffer', bodyLimit: maxBodyBytes }, (_req, body, done) => {
     try {
@@ -176,6 +211,9 @@ export function installBodyDecoding(fastify: FastifyInstance, limits: { maxBodyB
     }
   });
 }
+
+/** How long a large body's scan may hold the event loop at a time. */
+const SCAN_SLICE_MS = 10;
 
 /** Write bodies at least this long (characters) are parsed in pieces (json-slices.ts). */
 const SLICED_BODY_CHARS = 1 << 20;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { LimitError, SeriesIdentities, ValidationError, nameMap, own, type FieldValue, type SeriesIdentity, type SeriesKey, type Tags, type ValidationIssue } from '@s4/core';
 import { runSteps, runStepsSliced } from '../concurrency.js';
 import type { Fields } from './records.js';
+import type { ScannedWrite } from './scan.js';
 
 export interface WriteLimits {
   readonly maxSamplesPerRequest: number;
@@ -75,16 +76,19 @@ class Group {
     }
     if (this.adopted) this.copy();
     const n = this.ts.length;
+    const before = this.columns;
     for (const t of ts) this.ts.push(t);
+    let filled = 0;
     for (const f in fields) {
       let dst = own(this.fields, f);
       if (!dst) {
         this.fields[f] = dst = new Array<FieldValue>(n).fill(null);
         this.columns++;
-      }
+      } else filled++;
       for (const v of fields[f]!) dst.push(v);
     }
-    for (const col of Object.values(this.fields)) while (col.length < this.ts.length) col.push(null);
+    // Every column the group had got values (the usual case: the same fields again): none to pad.
+    if (filled < before) for (const col of Object.values(this.fields)) while (col.length < this.ts.length) col.push(null);
   }
 
   /** The same series twice in a request may even share its arrays with the other entry: never append to an adopted one. */
@@ -127,7 +131,8 @@ export const sampleSchema = z.strictObject({
 const columnarSchema = z.strictObject({ metric: printable('metric'), tags: tags.default({}), ts: z.array(z.unknown()), fields: z.record(printable('field name'), z.array(z.unknown())) });
 const bodySchema = z.strictObject({ samples: z.array(z.unknown()).optional(), series: z.array(z.unknown()).optional() });
 
-export type WriteBody = { kind: 'json'; body: unknown } | { kind: 'ndjson'; text: string };
+/** A parsed JSON or MessagePack body, NDJSON text, or a JSON body scanned from its text (scan.ts). */
+export type WriteBody = { kind: 'json'; body: unknown } | { kind: 'ndjson'; text: string } | { kind: 'scanned'; scanned: ScannedWrite };
 
 /**
  * Lets go of a parsed body (Ingest, once it is checked): the series keep only the arrays they
@@ -135,7 +140,11 @@ export type WriteBody = { kind: 'json'; body: unknown } | { kind: 'ndjson'; text
  */
 export function releaseBody(input: WriteBody): void {
   if (input.kind === 'json') input.body = undefined;
-  else input.text = '';
+  else if (input.kind === 'ndjson') input.text = '';
+  else {
+    input.scanned.text = '';
+    input.scanned.entries = [];
+  }
 }
 
 const MAX_ISSUES = 100;
@@ -145,6 +154,11 @@ const STEP = 256;
 
 /** Series identities of this process (see SeriesIdentities: about 480 bytes a series with its key's JSON, at most 131,072 series). */
 const identities = new SeriesIdentities();
+
+/** The identity of a series whose names are checked (isName), shared by every path that reads writes. */
+export function identityOf(metric: string, tags: Tags): SeriesIdentity {
+  return identities.of(metric, tags);
+}
 
 /**
  * Validate a whole write request and group its samples by series. Throws ValidationError
@@ -179,8 +193,8 @@ function* parseSteps(input: WriteBody, limits: WriteLimits, now: number, fast = 
       throw new LimitError('S4_MAX_SAMPLES_PER_REQUEST', limits.maxSamplesPerRequest, `request has more than ${limits.maxSamplesPerRequest} samples; split it`, 413);
   };
   /** The group of a series, or null (with an issue recorded) when its tags break a limit. */
-  const groupOf = (where: string, metric: string, tags: Tags) => {
-    const ident = identities.of(metric, tags);
+  const groupOf = (where: string, metric: string, tags: Tags) => groupOfIdent(where, identities.of(metric, tags));
+  const groupOfIdent = (where: string, ident: SeriesIdentity) => {
     if (ident.tagCount > limits.maxTags || ident.longestTagValue > limits.maxTagLength) {
       const problem = checkSeriesLimits(ident.key, limits)!;
       issues.push({ path: `${where}${problem.path}`, message: problem.message });
@@ -267,7 +281,27 @@ function* parseSteps(input: WriteBody, limits: WriteLimits, now: number, fast = 
     groupOf(where, s.metric, s.tags)?.addColumns(ts, nameMap(Object.entries(s.fields as Record<string, FieldValue[]>)));
   };
 
-  if (input.kind === 'ndjson') {
+  if (input.kind === 'scanned') {
+    const { entries, samples, text } = input.scanned;
+    // The scan took the shape; the checks plainColumns and plainSample make on values are made
+    // here. An entry they would not take sends the whole body the general way, for its wording.
+    const latest = now + limits.maxFutureMs;
+    let usual = fast;
+    for (let i = 0; i < entries.length && usual; i++) {
+      const e = entries[i]!;
+      if (e.names > limits.maxFieldsPerSample) usual = false;
+      for (let j = 0; j < e.ts.length && usual; j++) if (e.ts[j]! > latest) usual = false;
+    }
+    if (!usual) return yield* parseSteps({ kind: 'json', body: JSON.parse(text) as unknown }, limits, now, fast);
+    const what = samples ? 'samples' : 'series';
+    if (samples) countSamples(entries.length);
+    for (let i = 0; i < entries.length && issues.length < MAX_ISSUES; i++) {
+      if ((i & (STEP - 1)) === STEP - 1) yield;
+      const e = entries[i]!;
+      if (!samples) countSamples(e.ts.length);
+      if (samples || issues.length === 0) groupOfIdent(`${what}[${i}]`, e.ident)?.addColumns(e.ts, e.fields);
+    }
+  } else if (input.kind === 'ndjson') {
     const lines = input.text.split('\n');
     for (let i = 0; i < lines.length; i++) {
       if ((i & (STEP - 1)) === STEP - 1) yield;
@@ -375,7 +409,7 @@ type ParsedSample = z.infer<typeof sampleSchema>;
 const SAMPLE_KEYS = new Set(['metric', 'tags', 'ts', 'fields']);
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f]/;
-const isName = (v: unknown): v is string => typeof v === 'string' && v !== '__proto__' && v.length >= 1 && v.length <= NAME_MAX && !CONTROL.test(v) && v.isWellFormed();
+export const isName = (v: unknown): v is string => typeof v === 'string' && v !== '__proto__' && v.length >= 1 && v.length <= NAME_MAX && !CONTROL.test(v) && v.isWellFormed();
 
 /**
  * The common sample checked by hand: zod costs several microseconds per sample (tens for a

@@ -14,7 +14,6 @@ import { QueryController } from './query.controller.js';
 import { DeletesController } from './deletes.controller.js';
 import { NamespacesController } from './namespaces.controller.js';
 import { ADMISSION, CARDINALITY, HEALTH_READER, OBJECTS, POLICIES, QUERY_ENGINE, TOMBSTONES, WORKER_PASSES, WRITER } from './tokens.js';
-import { WriteController } from './write.controller.js';
 
 export interface ApiModuleDeps {
   readonly config: Config;
@@ -25,13 +24,13 @@ export interface ApiModuleDeps {
   readonly lag: IngestLagMonitor | null;
 }
 
-/** The API role's endpoints: /v1/write, /v1/query, /v1/latest, /v1/series, /v1/labels, /v1/admin/*, and the protocols' (protocols/). */
+/** The API role's endpoints: /v1/query, /v1/latest, /v1/series, /v1/labels, /v1/admin/*, and the protocols' (protocols/); POST /v1/write is a Fastify route of its own (write.route.ts). */
 @Module({})
 export class ApiModule {
   static forRoot(deps: ApiModuleDeps): DynamicModule {
     return {
       module: ApiModule,
-      controllers: [WriteController, QueryController, LabelsController, AdminController, NamespacesController, DeletesController, ...PROTOCOL_CONTROLLERS],
+      controllers: [QueryController, LabelsController, AdminController, NamespacesController, DeletesController, ...PROTOCOL_CONTROLLERS],
       providers: [
         Ingest,
         ...PROTOCOL_PROVIDERS,

@@ -9,7 +9,7 @@ export interface ApiRoot {
   readonly writer: Writer;
   readonly query: QueryEngine;
   readonly health: HealthReader;
-  /** Namespace limits of a write, checked after validation (write.controller.ts). */
+  /** Namespace limits of a write, checked after validation (write.route.ts). */
   readonly admission: Admission;
   readonly policies: PolicyWatcher;
   readonly cardinality: CardinalityStore;

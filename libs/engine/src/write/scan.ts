@@ -1,0 +1,327 @@
+import { nameMap, type FieldValue, type SeriesIdentity, type Tags } from '@s4/core';
+import { identityOf, isName } from './validate.js';
+
+/**
+ * A `{"series":[…]}` or `{"samples":[…]}` write body read straight from its bytes, for the scrape
+ * and single-sample shapes: compact JSON, every entry `{"metric":…,"tags":{…},"ts":[…],"fields":{"name":[…],…}}`
+ * (or a sample `{"metric":…,"tags":{…},"ts":…,"fields":{"name":…,…}}`) in that order, ASCII
+ * without escapes, integer timestamps and number columns. Its series are recognised by the
+ * text of their `"metric":…,"tags":{…}` (a bounded cache from that text to the series' identity),
+ * so a repeated scrape builds no tag objects and hashes nothing; numbers are read from their
+ * characters. What it cannot read this way (any other shape, a name the validator refuses, a
+ * number beyond the fast grammar's exact cases) makes it return null, and the body takes the
+ * JSON.parse path with its own errors. What it reads is what JSON.parse + plainColumns read (the
+ * property test in scan.spec.ts holds them together); the limits are checked in parseWrite.
+ */
+export class ScannedWrite {
+  constructor(
+    /** The body's text (the same characters as the bytes scanned): parseWrite falls back to it when an entry needs the general path. */
+    public text: string,
+    public entries: ScannedEntry[],
+    /** The entries are `samples` (one sample each), not `series`. */
+    readonly samples: boolean,
+  ) {}
+}
+
+export interface ScannedEntry {
+  readonly ident: SeriesIdentity;
+  readonly ts: number[];
+  /** The columns by name (a map without a prototype); every column is as long as `ts`. */
+  readonly fields: Record<string, FieldValue[]>;
+  /** How many fields. */
+  readonly names: number;
+}
+
+/** At most this many entries of a `samples` body are scanned (see the check where entries are added). */
+const MAX_SAMPLES = 64;
+
+/** Entries scanned between two looks at the clock. */
+const STEP = 256;
+
+const ascii = (s: string) => Uint8Array.from(s, (c) => c.charCodeAt(0));
+const SERIES = ascii('{"series":[');
+const SAMPLES = ascii('{"samples":[');
+const METRIC = ascii('{"metric":"');
+const TS = ascii(',"ts":');
+const FIELDS = ascii(',"fields":{');
+const TAGS = ascii(',"tags":{');
+
+/** Whether `bytes` holds `what` at `at`. */
+function at(bytes: Uint8Array, i: number, what: Uint8Array): boolean {
+  if (i + what.length > bytes.length) return false;
+  for (let k = 0; k < what.length; k++) if (bytes[i + k] !== what[k]) return false;
+  return true;
+}
+
+/**
+ * Identities by the raw text of `"metric":…,"tags":{…}`, looked up by a hash of the characters
+ * where they stand in the body (no string is cut out of the body for a series seen before),
+ * two generations as SeriesIdentities: at most 2 × 65,536 series.
+ */
+class TextIdentities {
+  private current = new Map<number, KeyText[]>();
+  private older = new Map<number, KeyText[]>();
+  private size = 0;
+
+  constructor(private readonly perGeneration = 65_536) {}
+
+  /** The identity of the key text bytes[start, end), or null when its names are not all plain (the general path words the refusal). */
+  of(bytes: Uint8Array, start: number, end: number): SeriesIdentity | null {
+    let h = 0x811c9dc5;
+    for (let i = start; i < end; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
+    const len = end - start;
+    const found = find(this.current.get(h), bytes, start, len) ?? find(this.older.get(h), bytes, start, len);
+    if (found && found.generation === this.current) return found.ident;
+    // A copy, not a view: a view would keep the whole body alive for as long as the cache holds it.
+    const key = found?.key ?? bytes.slice(start, end);
+    const ident = found?.ident ?? identityOfText(latin1(key, 0, len));
+    if (!ident) return null;
+    if (this.size >= this.perGeneration) {
+      this.older = this.current;
+      this.current = new Map();
+      this.size = 0;
+    }
+    const entry: KeyText = { key, ident, generation: this.current };
+    const list = this.current.get(h);
+    if (list) list.push(entry);
+    else this.current.set(h, [entry]);
+    this.size++;
+    return ident;
+  }
+}
+
+interface KeyText {
+  readonly key: Uint8Array;
+  readonly ident: SeriesIdentity;
+  /** The generation map it was put in. */
+  readonly generation: Map<number, KeyText[]>;
+}
+
+function find(list: KeyText[] | undefined, bytes: Uint8Array, start: number, len: number): KeyText | undefined {
+  if (!list) return undefined;
+  for (const e of list) if (e.key.length === len && at(bytes, start, e.key)) return e;
+  return undefined;
+}
+
+/** bytes[start, end) (ASCII) as a string. */
+function latin1(bytes: Uint8Array, start: number, end: number): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).toString('latin1');
+}
+
+/** A key text the scanner delimited (valid JSON members without escapes) parsed and checked as plainColumns checks it. */
+function identityOfText(text: string): SeriesIdentity | null {
+  let o: { metric?: unknown; tags?: unknown };
+  try {
+    o = JSON.parse(`{${text}}`) as typeof o;
+  } catch {
+    return null;
+  }
+  const { metric, tags } = o;
+  if (!isName(metric)) return null;
+  if (tags !== undefined) {
+    if (typeof tags !== 'object' || tags === null) return null;
+    for (const k in tags) {
+      const v = (tags as Record<string, unknown>)[k];
+      if (!isName(k) || typeof v !== 'string' || v.length === 0 || !v.isWellFormed()) return null;
+    }
+  }
+  return identityOf(metric, (tags ?? EMPTY_TAGS) as Tags);
+}
+
+const EMPTY_TAGS: Tags = Object.freeze({});
+
+const identities = new TextIdentities();
+
+/** The field name the scanner read last (a string already checked by isName), and its bytes. */
+let lastName = 'value';
+let lastNameBytes = ascii(lastName);
+
+/** 10^k for k ≤ 22: exact doubles, so an integer of at most 15 digits divided by one is the correctly rounded decimal. */
+const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
+
+/**
+ * Scans a body as steps (a yield every STEP entries, for a sliced caller); null when it is not the
+ * shape above. `bytes` are the body's, `text` the same as a string (kept for the fallback). Never throws.
+ */
+export function* scanSeriesSteps(text: string, bytes: Uint8Array): Generator<void, ScannedWrite | null> {
+  const samples = at(bytes, 0, SAMPLES);
+  if (!samples && !at(bytes, 0, SERIES)) return null;
+  const n = bytes.length;
+  let i = samples ? SAMPLES.length : SERIES.length;
+  const entries: ScannedEntry[] = [];
+  /** End of a plain string starting at `from` (after its opening quote): the index of its closing quote, or -1. */
+  const stringEnd = (from: number): number => {
+    for (let j = from; j < n; j++) {
+      const c = bytes[j]!;
+      if (c === 0x22) return j;
+      if (c < 0x20 || c >= 0x7f || c === 0x5c) return -1;
+    }
+    return -1;
+  };
+  for (;;) {
+    if ((entries.length & (STEP - 1)) === STEP - 1) yield;
+    // `{"metric":"…"` then optionally `,"tags":{"k":"v",…}`, then `,"ts":[`.
+    if (!at(bytes, i, METRIC)) return null;
+    const keyStart = i + 1;
+    let j = stringEnd(i + METRIC.length);
+    if (j < 0) return null;
+    j++;
+    if (at(bytes, j, TAGS)) {
+      j += TAGS.length;
+      if (bytes[j] === 0x7d) j++;
+      else
+        for (;;) {
+          if (bytes[j] !== 0x22) return null;
+          j = stringEnd(j + 1);
+          if (j < 0 || bytes[j + 1] !== 0x3a || bytes[j + 2] !== 0x22) return null;
+          j = stringEnd(j + 3);
+          if (j < 0) return null;
+          const c = bytes[j + 1];
+          j += 2;
+          if (c === 0x7d) break;
+          if (c !== 0x2c) return null;
+        }
+    }
+    if (!at(bytes, j, TS)) return null;
+    const ident = identities.of(bytes, keyStart, j);
+    if (!ident) return null;
+    i = j + TS.length;
+    // Timestamps: non-negative integers of at most 15 digits (exact), no leading zero; a sample's one bare.
+    const ts: number[] = [];
+    if (!samples) {
+      if (bytes[i] !== 0x5b) return null;
+      i++;
+    }
+    for (;;) {
+      let v = 0;
+      const start = i;
+      let c = bytes[i]!;
+      while (c >= 0x30 && c <= 0x39) {
+        v = v * 10 + (c - 0x30);
+        c = bytes[++i]!;
+      }
+      const digits = i - start;
+      if (digits === 0 || digits > 15 || (digits > 1 && bytes[start] === 0x30)) return null;
+      ts.push(v);
+      if (samples) break;
+      if (c === 0x2c) i++;
+      else if (c === 0x5d) {
+        i++;
+        break;
+      } else return null;
+    }
+    if (!at(bytes, i, FIELDS)) return null;
+    i += FIELDS.length;
+    const fields = nameMap<FieldValue[]>();
+    let names = 0;
+    for (;;) {
+      if (bytes[i] !== 0x22) return null;
+      const end = stringEnd(i + 1);
+      if (end < 0 || bytes[end + 1] !== 0x3a) return null;
+      // The previous entry's name again (the usual case) is that string, already checked.
+      let name = lastName;
+      if (end - i - 1 !== lastNameBytes.length || !at(bytes, i + 1, lastNameBytes)) {
+        name = latin1(bytes, i + 1, end);
+        if (!isName(name)) return null;
+        lastName = name;
+        lastNameBytes = bytes.slice(i + 1, end);
+      }
+      // A name twice (JSON.parse keeps the last): the general path.
+      if (fields[name] !== undefined) return null;
+      i = end + 2;
+      const col: number[] = [];
+      if (samples) {
+        const v = readNumber(bytes, i);
+        if (v === null) return null;
+        col.push(v.value);
+        i = v.end;
+      } else {
+        if (bytes[i] !== 0x5b) return null;
+        i++;
+        for (;;) {
+          const v = readNumber(bytes, i);
+          if (v === null) return null;
+          col.push(v.value);
+          i = v.end;
+          const c = bytes[i];
+          if (c === 0x2c) i++;
+          else if (c === 0x5d) {
+            i++;
+            break;
+          } else return null;
+        }
+        if (col.length !== ts.length) return null;
+      }
+      fields[name] = col;
+      names++;
+      const c = bytes[i];
+      i++;
+      if (c === 0x7d) break;
+      if (c !== 0x2c) return null;
+    }
+    // The entry's closing brace, then `,` and the next entry or `]}` and the end of the body.
+    if (bytes[i] !== 0x7d) return null;
+    entries.push({ ident, ts, fields, names });
+    // A batch of rows is quicker through JSON.parse and the row path (an entry here is a map and two
+    // arrays per sample: 1.8 against 1.27 us a sample for 100,000 rows of 200 series): scanned are
+    // the few samples of single-sample writers.
+    if (samples && entries.length > MAX_SAMPLES) return null;
+    const c = bytes[i + 1];
+    if (c === 0x2c) {
+      i += 2;
+      continue;
+    }
+    if (c === 0x5d && bytes[i + 2] === 0x7d && i + 3 === n) break;
+    return null;
+  }
+  return new ScannedWrite(text, entries, samples);
+}
+
+const result = { value: 0, end: 0 };
+
+/**
+ * A JSON number at `i`: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, exactly as JSON.parse
+ * reads it (an integer of ≤ 15 significant digits over 10^k, k ≤ 22, is exact and correctly
+ * rounded; anything longer or with an exponent is read by Number(), which agrees with JSON.parse
+ * on every text of that grammar). Null when the text there is not such a number.
+ */
+function readNumber(bytes: Uint8Array, i: number): { value: number; end: number } | null {
+  const start = i;
+  // Past the end reads undefined, which no comparison below takes.
+  let c = bytes[i]!;
+  const neg = c === 0x2d;
+  if (neg) c = bytes[++i]!;
+  if (!(c >= 0x30 && c <= 0x39)) return null;
+  let m = 0;
+  let digits = 0;
+  const intStart = i;
+  while (c >= 0x30 && c <= 0x39) {
+    m = m * 10 + (c - 0x30);
+    digits++;
+    c = bytes[++i]!;
+  }
+  if (digits > 1 && bytes[intStart]! === 0x30) return null;
+  let scale = 0;
+  if (c === 0x2e) {
+    c = bytes[++i]!;
+    if (!(c >= 0x30 && c <= 0x39)) return null;
+    while (c >= 0x30 && c <= 0x39) {
+      m = m * 10 + (c - 0x30);
+      digits++;
+      scale++;
+      c = bytes[++i]!;
+    }
+  }
+  let exact = digits <= 15 && scale <= 22;
+  if (c === 0x65 || c === 0x45) {
+    exact = false;
+    c = bytes[++i]!;
+    if (c === 0x2b || c === 0x2d) c = bytes[++i]!;
+    if (!(c >= 0x30 && c <= 0x39)) return null;
+    while (c >= 0x30 && c <= 0x39) c = bytes[++i]!;
+  }
+  const magnitude = exact ? m / POW10[scale]! : Number(latin1(bytes, neg ? start + 1 : start, i));
+  result.value = neg ? -magnitude : magnitude;
+  result.end = i;
+  return result;
+}
