@@ -9,46 +9,17 @@
 // --cpu-prof-dir=/tmp/prof), BENCH_S4_DIST (apps/api/dist/main.js of another checkout, to compare
 // builds on the same data), BENCH_SDK_DIST (the SDK's dist/esm/index.js, likewise). CPU figures: the server's utime+stime from /proc/PID/stat around each
 // query, the client's process.cpuUsage(); wall time is printed too but is noisy on a shared machine.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { loadavg } from 'node:os';
-import { ok, request, waitHttp } from './lib/http.mjs';
-import { start, stop } from './lib/proc.mjs';
+import { request } from './lib/http.mjs';
+import { cpuMs, stop } from './lib/proc.mjs';
 import { countRecords, forEachRecord, machineName, machineRecords, plan } from './lib/records.mjs';
 import { HOUR } from './lib/dataset.mjs';
+import { DATA, METRIC, ROOT, URL_, WORK, adminPass, num, readPlan, startS4 } from './lib/kept-records.mjs';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const env = process.env;
-const num = (k, d) => (env[k] === undefined || env[k] === '' ? d : Number(env[k]));
-const WORK = env.BENCH_WORK || '/tmp/s4-r4';
-const DATA = join(WORK, 'r4-data');
-const PORT = num('BENCH_S4_PORT', 18480);
-const URL_ = `http://127.0.0.1:${PORT}`;
-const METRIC = 'machine.record';
-const TICK = 100; // USER_HZ on Linux
 const log = (...a) => console.error(`[r4 ${new Date().toISOString().slice(11, 19)}]`, ...a);
-
-function childEnv() {
-  const e = {};
-  for (const [k, v] of Object.entries(env)) if (!k.startsWith('S4_') && !k.startsWith('AWS_') && k !== 'NODE_OPTIONS') e[k] = v;
-  return { ...e, S4_HOST: '127.0.0.1', S4_PORT: String(PORT), S4_LOG_LEVEL: 'warn', S4_DATA_DIR: DATA, ...(env.BENCH_S4_CACHE_BYTES ? { S4_CACHE_BYTES: env.BENCH_S4_CACHE_BYTES } : {}) };
-}
-
-async function startS4() {
-  const main = env.BENCH_S4_DIST || join(ROOT, 'apps/api/dist/main.js');
-  const args = [...(env.BENCH_S4_NODE_ARGS ?? '').split(' ').filter(Boolean), main];
-  const child = start(process.execPath, args, { env: childEnv(), log: join(WORK, 'r4-s4.log') });
-  await Promise.race([waitHttp(`${URL_}/readyz`, 120_000), child.exitedPromise.then((x) => Promise.reject(new Error(`S4 exited during start: ${JSON.stringify(x)}`)))]);
-  return child;
-}
-
-/** utime + stime of a process (all its threads), in ms. */
-function cpuMs(pid) {
-  const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1000) / TICK;
-}
 
 async function load() {
   const machines = num('BENCH_MACHINES', 300);
@@ -84,8 +55,7 @@ async function load() {
       }),
     );
     log('flushing');
-    await ok(`${URL_}/v1/admin/flush`, { method: 'POST' });
-    await ok(`${URL_}/v1/admin/flush`, { method: 'POST' });
+    await adminPass('flush', log);
     writeFileSync(join(WORK, 'r4-plan.json'), JSON.stringify(p));
     log('loaded', p);
   } finally {
@@ -94,7 +64,7 @@ async function load() {
 }
 
 async function read() {
-  const p = JSON.parse(readFileSync(join(WORK, 'r4-plan.json'), 'utf8'));
+  const p = readPlan();
   const ten = { from: p.start, to: Math.min(p.end, p.start + 10 * 60_000) };
   if (p.seconds >= 3600) (ten.from = p.start + 20 * 60_000), (ten.to = ten.from + 10 * 60_000);
   const expect = countRecords(p, ten.from, ten.to);

@@ -9,64 +9,21 @@
 //
 // Same knobs as records-r4.mjs (BENCH_WORK, BENCH_S4_PORT, BENCH_S4_DIST, BENCH_SDK_DIST, BENCH_REPEATS);
 // server CPU from /proc per query, client CPU from process.cpuUsage().
-import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { loadavg } from 'node:os';
-import { request, waitHttp } from './lib/http.mjs';
-import { start, stop } from './lib/proc.mjs';
+import { request } from './lib/http.mjs';
+import { cpuMs, dirBytes, stop } from './lib/proc.mjs';
 import { countRecords, machineName, plan } from './lib/records.mjs';
+import { DATA, METRIC, ROOT, URL_, WORK, adminPass, num, readPlan, startS4 } from './lib/kept-records.mjs';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const env = process.env;
-const num = (k, d) => (env[k] === undefined || env[k] === '' ? d : Number(env[k]));
-const WORK = env.BENCH_WORK || '/tmp/s4-r4';
-const DATA = join(WORK, 'r4-data');
-const PORT = num('BENCH_S4_PORT', 18480);
-const URL_ = `http://127.0.0.1:${PORT}`;
-const METRIC = 'machine.record';
 const log = (...a) => console.error(`[r1 ${new Date().toISOString().slice(11, 19)}]`, ...a);
 
-function childEnv(extra = {}) {
-  const e = {};
-  for (const [k, v] of Object.entries(env)) if (!k.startsWith('S4_') && !k.startsWith('AWS_') && k !== 'NODE_OPTIONS') e[k] = v;
-  return { ...e, ...extra, S4_HOST: '127.0.0.1', S4_PORT: String(PORT), S4_LOG_LEVEL: 'warn', S4_DATA_DIR: DATA, ...(env.BENCH_S4_CACHE_BYTES ? { S4_CACHE_BYTES: env.BENCH_S4_CACHE_BYTES } : {}) };
-}
-
-async function startS4(extra) {
-  const main = env.BENCH_S4_DIST || join(ROOT, 'apps/api/dist/main.js');
-  const child = start(process.execPath, [main], { env: childEnv(extra), log: join(WORK, 'r1-s4.log') });
-  await Promise.race([waitHttp(`${URL_}/readyz`, 120_000), child.exitedPromise.then((x) => Promise.reject(new Error(`S4 exited during start: ${JSON.stringify(x)}`)))]);
-  return child;
-}
-
-function cpuMs(pid) {
-  const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
-}
-
-function dirBytes(dir) {
-  let n = 0;
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    const st = statSync(p);
-    n += st.isDirectory() ? dirBytes(p) : st.size;
-  }
-  return n;
-}
-
 async function flush(what = 'flush', extra = undefined) {
-  const s4 = await startS4(extra);
+  const s4 = await startS4(extra, 'r1-s4.log');
   try {
-    for (let i = 0; i < 2; ) {
-      const r = await request(`${URL_}/v1/admin/${what}`, { method: 'POST' });
-      if (r.status === 409) {
-        log(`${what} lost its lease to the periodic one; again`);
-        await new Promise((ok) => setTimeout(ok, 1000));
-      } else if (r.status >= 300) throw new Error(`${what} → ${r.status}: ${r.body.toString().slice(0, 300)}`);
-      else i++;
-    }
+    await adminPass(what, log);
   } finally {
     await stop(s4);
   }
@@ -76,17 +33,18 @@ async function flush(what = 'flush', extra = undefined) {
     writeFileSync(join(WORK, 'r4-plan.json'), JSON.stringify(p));
   }
   const seg = join(DATA, 'objects/v1/default/seg');
-  const p = JSON.parse(readFileSync(join(WORK, 'r4-plan.json'), 'utf8'));
-  if (existsSync(seg)) log(`segments: ${dirBytes(seg)} bytes, ${(dirBytes(seg) / p.records).toFixed(1)} bytes/record`);
+  const p = readPlan();
+  const { bytes } = dirBytes(seg);
+  if (existsSync(seg)) log(`segments: ${bytes} bytes, ${(bytes / p.records).toFixed(1)} bytes/record`);
 }
 
 async function read() {
-  const p = JSON.parse(readFileSync(join(WORK, 'r4-plan.json'), 'utf8'));
+  const p = readPlan();
   const range = { from: p.start, to: p.end };
   const machine = machineName(7);
   const expect = countRecords(p, range.from, range.to, 7);
   const { S4Client } = await import(env.BENCH_SDK_DIST || join(ROOT, 'apps/sdk/dist/esm/index.js'));
-  const s4 = await startS4();
+  const s4 = await startS4({}, 'r1-s4.log');
   const sdk = new S4Client({ url: URL_, retry: { retries: 1, minDelayMs: 0, maxDelayMs: 0 } });
   const variants = {
     async sdk() {

@@ -3,6 +3,20 @@ import { describe, expect, it } from 'vitest';
 import { MsgpackStreamDecoder, concatBytes, joinChunks, packr, toSeriesColumns, unpackr } from './codec.js';
 import { S4DecodeError } from './errors.js';
 
+/** The values of `bytes` fed to a stream decoder in pieces cut at `cuts` (modulo its length). */
+function decodeCut(bytes: Uint8Array, cuts: readonly number[]): unknown[] {
+  const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+  const decoder = new MsgpackStreamDecoder();
+  const out: unknown[] = [];
+  let at = 0;
+  for (const p of [...points, bytes.length]) {
+    out.push(...decoder.push(bytes.subarray(at, p)));
+    at = p;
+  }
+  out.push(...decoder.end());
+  return out;
+}
+
 describe('MsgpackStreamDecoder', () => {
   it('recovers every value from concatenated MessagePack cut at arbitrary points', () => {
     fc.assert(
@@ -12,16 +26,7 @@ describe('MsgpackStreamDecoder', () => {
         (values, cuts) => {
           const encoded = values.map((v) => packr.pack({ metric: v.metric, ts: Float64Array.from(v.n), s: v.s }));
           const bytes = concatBytes(encoded);
-          const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
-          const decoder = new MsgpackStreamDecoder();
-          const out: unknown[] = [];
-          let at = 0;
-          for (const p of [...points, bytes.length]) {
-            out.push(...decoder.push(bytes.subarray(at, p)));
-            at = p;
-          }
-          out.push(...decoder.end());
-          expect(out).toEqual(values.map((v) => ({ metric: v.metric, ts: Float64Array.from(v.n), s: v.s })));
+          expect(decodeCut(bytes, cuts)).toEqual(values.map((v) => ({ metric: v.metric, ts: Float64Array.from(v.n), s: v.s })));
         },
       ),
     );
@@ -45,16 +50,7 @@ describe('MsgpackStreamDecoder', () => {
     fc.assert(
       fc.property(fc.array(value, { minLength: 1, maxLength: 6 }), fc.array(fc.nat(), { maxLength: 30 }), (values, cuts) => {
         const bytes = concatBytes(values.map((v) => packr.pack(v)));
-        const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
-        const decoder = new MsgpackStreamDecoder();
-        const out: unknown[] = [];
-        let at = 0;
-        for (const p of [...points, bytes.length]) {
-          out.push(...decoder.push(bytes.subarray(at, p)));
-          at = p;
-        }
-        out.push(...decoder.end());
-        expect(out).toEqual(values.map((v) => unpackr.unpack(packr.pack(v))));
+        expect(decodeCut(bytes, cuts)).toEqual(values.map((v) => unpackr.unpack(packr.pack(v))));
       }),
       { numRuns: 100 },
     );

@@ -65,3 +65,10 @@ export function machine() {
   const c = cpus();
   return { cpu: c[0]?.model ?? 'unknown', cores: c.length, ramGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10, node: process.version };
 }
+
+/** utime + stime of a process (all its threads) from /proc, in ms (USER_HZ = 100 on Linux). */
+export function cpuMs(pid) {
+  const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+  return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+}

@@ -108,9 +108,10 @@ export function installBodyDecoding(fastify: FastifyInstance, limits: { maxBodyB
     // any error goes through `whole` for its wording.
     const proto = text.includes('__proto__');
     const escapes = text.includes('\\u');
+    const write = req.url.split('?')[0] === '/v1/write';
     // A write body of the usual compact shape is read from its text (engine write/scan.ts): no
     // objects per series, identities by text; anything else (null) takes the path below.
-    if (!proto && !escapes && text.charCodeAt(0) === 0x7b && text.charCodeAt(1) === 0x22 && req.url === '/v1/write') {
+    if (!proto && !escapes && text.charCodeAt(0) === 0x7b && text.charCodeAt(1) === 0x22 && write) {
       if (text.length >= SLICED_BODY_CHARS) {
         runStepsSliced(scanSeriesSteps(text, body as Buffer), SCAN_SLICE_MS).then(
           (scanned) => (scanned ? done(null, scanned) : parseJsonBody()),
@@ -139,7 +140,7 @@ export function installBodyDecoding(fastify: FastifyInstance, limits: { maxBodyB
       }
       // A large write body is parsed in pieces with turns of the event loop between them; a body
       // naming __proto__ anywhere (escaped or not) goes the whole way, where the poisoning check refuses it.
-      if (text.length < SLICED_BODY_CHARS || req.url.split('?')[0] !== '/v1/write' || proto || (escapes && SUSPECT_PROTO.test(text))) {
+      if (text.length < SLICED_BODY_CHARS || !write || proto || (escapes && SUSPECT_PROTO.test(text))) {
         whole();
         return;
       }

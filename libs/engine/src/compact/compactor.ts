@@ -1,9 +1,9 @@
-import { DAY_MS, LeaseLostError, WINDOW_MS, allShards, daySegmentKey, parseSegmentKey, segmentKey, type Clock, type HotTier, type Lease, type ObjectStore, type SeriesColumns, type SeriesData, type ShardRef } from '@s4/core';
+import { DAY_MS, LeaseLostError, WINDOW_MS, allShards, daySegmentKey, parseSegmentKey, segmentKey, type Clock, type HotTier, type Lease, type ObjectStore, type SeriesColumns, type ShardRef } from '@s4/core';
 import { encodeSegment, type Catalog, type CatalogEntry, type PendingDelete, type SegmentSeriesInput } from '@s4/format';
 import { entryOf, nextPart, type CatalogStore } from '../catalog/catalog-store.js';
 import { mapLimit } from '../concurrency.js';
 import { concatWindows } from '../columns/merge.js';
-import { byPrecedence, foldParts, foldWindow, type Folded, type Position } from './fold.js';
+import { byPrecedence, foldParts, foldWindow, type Folded, type Position, type SegmentBytes } from './fold.js';
 import { PendingDeletesStore, upsert } from './pending-deletes.js';
 import { addCounts } from '../counts.js';
 import type { Tombstone, TombstoneSource } from '../deletes/tombstones.js';
@@ -342,7 +342,7 @@ export class Compactor {
     const key = daySegmentKey(ref, day, at.part, at.fence);
 
     // Per window, its entries merged in precedence order (a day object read once, clipped per window).
-    const reads = new Map<string, Promise<SeriesData[]>>();
+    const reads = new Map<string, Promise<SegmentBytes>>();
     const deleted = await this.deletedIn(ref, entries);
     const perWindow: Folded[] = [];
     for (const w of windows) perWindow.push(await foldParts(this.objects, entries.filter((e) => e.window === w), 4, deleted, reads));

@@ -1,6 +1,6 @@
-import { CorruptDataError, WINDOW_MS, isDaySegmentKey, nameMap, type FieldValue, type ObjectStore, type SeriesColumns, type SeriesData } from '@s4/core';
-import { SEGMENT_MAGIC, SEGMENT_TRAILER_BYTES, decodeBlock, decodeFooter, decodeSegment, readTrailer, type CatalogEntry, type FooterEntry, type SegmentFooter, type SegmentSeriesInput } from '@s4/format';
-import { clip, mergeSources, type Source } from '../columns/merge.js';
+import { WINDOW_MS, isDaySegmentKey, nameMap, type FieldValue, type ObjectStore, type SeriesColumns } from '@s4/core';
+import { assemble, decodeBlock, decodeGroupColumns, groupsOf, readSegmentFooter, type CatalogEntry, type FooterEntry, type SegmentFooter, type SegmentSeriesInput } from '@s4/format';
+import { clip, concatWindows, mergeSources } from '../columns/merge.js';
 import { mapLimit } from '../concurrency.js';
 import { spanOf } from '../catalog/catalog-store.js';
 import { tombstonesOf, withoutDeleted, type Tombstone } from '../deletes/tombstones.js';
@@ -14,26 +14,6 @@ export interface Position {
 /** Precedence of parts within one window, as readers apply it: by fence, then part number. */
 export function byPrecedence(a: Position, b: Position): number {
   return a.fence - b.fence || a.part - b.part;
-}
-
-/**
- * The series of one catalog entry, whole: a part's, or of a day object only the samples of the
- * entry's window (a day object is listed once per window it holds, keys.md "Day fold").
- */
-export async function readPart(objects: ObjectStore, entry: CatalogEntry, cache?: Map<string, Promise<SeriesData[]>>): Promise<SeriesData[]> {
-  const day = isDaySegmentKey(entry.key);
-  // Only day objects are kept in `cache` (they serve every window of their day); hour parts are read once anyway.
-  let read = day ? cache?.get(entry.key) : undefined;
-  if (!read) {
-    read = objects.get(entry.key).then((got) => {
-      if (!got || got.notModified) throw new Error(`segment ${entry.key} is registered in the catalog but missing from the object store`);
-      return decodeSegment(got.body).series;
-    });
-    if (day) cache?.set(entry.key, read);
-  }
-  const series = await read;
-  if (!day) return series;
-  return series.map((s) => ({ ...s, ...clip(s, entry.window, entry.window + WINDOW_MS) })).filter((s) => s.ts.length > 0);
 }
 
 /** A segment object's footer beside its bytes, no block decoded yet. */
@@ -62,7 +42,7 @@ export async function openPart(objects: ObjectStore, entry: CatalogEntry, cache?
   if (!read) {
     read = objects.get(entry.key).then((got) => {
       if (!got || got.notModified) throw new Error(`segment ${entry.key} is registered in the catalog but missing from the object store`);
-      return segmentBytes(got.body);
+      return { footer: readSegmentFooter(got.body), bytes: got.body };
     });
     if (day) cache?.set(entry.key, read);
   }
@@ -72,22 +52,13 @@ export async function openPart(objects: ObjectStore, entry: CatalogEntry, cache?
   return {
     entries: day ? footer.series.filter((e) => e.count > 0 && e.maxTs >= from && e.minTs < to) : footer.series,
     series(e) {
-      const cols = decodeBlock(bytes.subarray(e.offset, e.offset + e.length), e);
+      const groups = day ? groupsOf(e, from, to) : [-1];
+      // Of a day object's block with row groups, only those meeting the window are decoded: a day
+      // fold or a rollup opens the day object once per window of its day.
+      const cols = groups[0] === -1 ? decodeBlock(bytes.subarray(e.offset, e.offset + e.length), e) : concatWindows(groups.map((g) => assemble(decodeGroupColumns(bytes, e, g, undefined, 0))));
       return day ? clip(cols, from, to) : cols;
     },
   };
-}
-
-/** The footer of a whole segment object, with the checks decodeSegment makes before its blocks. */
-function segmentBytes(bytes: Uint8Array): SegmentBytes {
-  const what = 'segment';
-  if (bytes.length < SEGMENT_MAGIC.length + SEGMENT_TRAILER_BYTES || SEGMENT_MAGIC.some((b, i) => bytes[i] !== b)) throw new CorruptDataError(what, 'header magic "S4SG" missing or too short');
-  const { footerOffset, footerLength, version } = readTrailer(bytes);
-  const footerEnd = bytes.length - SEGMENT_TRAILER_BYTES;
-  if (bytes[4] !== version || footerOffset + footerLength !== footerEnd) throw new CorruptDataError(what, `header, trailer and footer disagree (footer at ${footerOffset}+${footerLength})`);
-  const footer = decodeFooter(bytes.subarray(footerOffset, footerEnd));
-  for (const e of footer.series) if (e.offset + e.length > footerOffset) throw new CorruptDataError(what, `block of ${e.id} runs into the footer`);
-  return { footer, bytes };
 }
 
 export interface Folded {
@@ -98,34 +69,42 @@ export interface Folded {
   readonly maxTs: number;
 }
 
+/** One series of a window: its blocks in the window's parts, in precedence order. */
+export interface WindowSeries {
+  readonly id: string;
+  readonly metric: string;
+  readonly tags: Record<string, string>;
+  readonly blocks: { readonly part: OpenedPart; readonly entry: FooterEntry; readonly day: boolean }[];
+}
+
 /**
- * Read whole parts of one window (one GET each) and merge them per series exactly as a query
- * does: parts in precedence order, the later part winning at an equal timestamp.
+ * A window's parts opened (one GET each, held as bytes) and their blocks grouped by series, in
+ * precedence order whatever order the reads finished in: what a fold or a rollup of the window
+ * merges, one series at a time.
  */
-export async function foldParts(objects: ObjectStore, parts: readonly CatalogEntry[], concurrency = 4, deleted: readonly Tombstone[] = [], reads?: Map<string, Promise<SeriesData[]>>): Promise<Folded> {
+export async function openWindow(objects: ObjectStore, parts: readonly CatalogEntry[], concurrency = 4, cache?: Map<string, Promise<SegmentBytes>>): Promise<Map<string, WindowSeries>> {
   const ordered = [...parts].sort(byPrecedence);
-  const decoded = await mapLimit(ordered, concurrency, (part) => readPart(objects, part, reads));
-  const bySeries = new Map<string, { metric: string; tags: Record<string, string>; sources: Source[] }>();
-  // Inserted in precedence order whatever order the reads finished in.
-  for (const series of decoded) {
-    for (const s of series) {
-      let entry = bySeries.get(s.id);
-      if (!entry) bySeries.set(s.id, (entry = { metric: s.metric, tags: s.tags, sources: [] }));
-      entry.sources.push({ data: { ts: s.ts, fields: s.fields }, sortedUnique: true });
+  const opened = await mapLimit(ordered, concurrency, (part) => openPart(objects, part, cache));
+  const bySeries = new Map<string, WindowSeries>();
+  opened.forEach((part, i) => {
+    const day = isDaySegmentKey(ordered[i]!.key);
+    for (const entry of part.entries) {
+      let s = bySeries.get(entry.id);
+      if (!s) bySeries.set(entry.id, (s = { id: entry.id, metric: entry.metric, tags: entry.tags, blocks: [] }));
+      s.blocks.push({ part, entry, day });
     }
-  }
-  const series: SegmentSeriesInput[] = [];
-  for (const [id, { metric, tags, sources }] of bySeries) {
-    // Deleted samples (tombstones) are left out of the rewrite: deletes reach the objects here.
-    const merged = withoutDeleted(mergeSources(sources), { metric, tags }, deleted);
-    const n = merged.ts.length;
-    if (n === 0) continue;
-    const fields = nameMap<FieldValue[]>();
-    // A column that is null throughout reads the same as an absent one, in every reader.
-    for (const [f, col] of Object.entries(merged.fields)) if (col.some((v) => v !== null)) fields[f] = col;
-    series.push({ id, metric, tags, ts: merged.ts, fields });
-  }
-  series.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  });
+  return bySeries;
+}
+
+/**
+ * Parts of one window merged per series exactly as a query merges them: parts in precedence
+ * order, the later part winning at an equal timestamp, deleted samples left out.
+ */
+export async function foldParts(objects: ObjectStore, parts: readonly CatalogEntry[], concurrency = 4, deleted: readonly Tombstone[] = [], cache?: Map<string, Promise<SegmentBytes>>): Promise<Folded> {
+  const lazy = await foldWindow(objects, parts, concurrency, deleted, cache);
+  // Read in the encoder's order (ts, then fields), so each series is merged once.
+  const series = lazy.series.map((s) => ({ id: s.id, metric: s.metric, tags: s.tags, ts: s.ts, fields: s.fields }));
   return { series, ...spanOf(series) };
 }
 
@@ -139,35 +118,15 @@ export interface LazyFold {
  * foldParts for a window that is encoded once and dropped (the compactor's window fold): the
  * parts are held as their bytes and each series merged only when the encoder reads it (once, in
  * id order, `ts` then `fields`), so the fold holds one series decoded instead of the window's (a
- * window of nested records decoded whole is hundreds of MB of objects). Same series, columns and
- * order as foldParts.
+ * window of nested records decoded whole is hundreds of MB of objects).
  */
-export async function foldWindow(objects: ObjectStore, parts: readonly CatalogEntry[], concurrency = 4, deleted: readonly Tombstone[] = []): Promise<LazyFold> {
-  const ordered = [...parts].sort(byPrecedence);
-  const opened = await mapLimit(ordered, concurrency, (part) => openPart(objects, part));
-  interface Pending {
-    readonly id: string;
-    readonly metric: string;
-    readonly tags: Record<string, string>;
-    readonly blocks: { part: OpenedPart; entry: FooterEntry }[];
-    /** It has samples in an hour part, so it keeps some unless a tombstone of its own takes them. */
-    hasSamples: boolean;
-  }
-  const bySeries = new Map<string, Pending>();
-  // Blocks in precedence order whatever order the reads finished in.
-  opened.forEach((part, i) => {
-    const day = isDaySegmentKey(ordered[i]!.key);
-    for (const entry of part.entries) {
-      let s = bySeries.get(entry.id);
-      if (!s) bySeries.set(entry.id, (s = { id: entry.id, metric: entry.metric, tags: entry.tags, blocks: [], hasSamples: false }));
-      s.blocks.push({ part, entry });
-      if (!day && entry.count > 0) s.hasSamples = true;
-    }
-  });
+export async function foldWindow(objects: ObjectStore, parts: readonly CatalogEntry[], concurrency = 4, deleted: readonly Tombstone[] = [], cache?: Map<string, Promise<SegmentBytes>>): Promise<LazyFold> {
+  const bySeries = await openWindow(objects, parts, concurrency, cache);
   const spans = new Map<string, { samples: number; minTs: number; maxTs: number }>();
-  let last: { s: Pending; columns: SeriesColumns } | null = null;
-  const merge = (s: Pending): SeriesColumns => {
+  let last: { s: WindowSeries; columns: SeriesColumns } | null = null;
+  const merge = (s: WindowSeries): SeriesColumns => {
     if (last?.s === s) return last.columns;
+    // Deleted samples (tombstones) are left out of the rewrite: deletes reach the objects here.
     const merged = withoutDeleted(mergeSources(s.blocks.map((b) => ({ data: b.part.series(b.entry), sortedUnique: true }))), s, deleted);
     const fields = nameMap<FieldValue[]>();
     // A column that is null throughout reads the same as an absent one, in every reader.
@@ -179,9 +138,10 @@ export async function foldWindow(objects: ObjectStore, parts: readonly CatalogEn
   };
   const series: SegmentSeriesInput[] = [];
   for (const s of [...bySeries.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))) {
-    // A series left without samples (deleted, or clipped out of a day object) is dropped: only
-    // those that might be are decoded ahead to know.
-    if (!(s.hasSamples && tombstonesOf(s, deleted).length === 0) && merge(s).ts.length === 0) continue;
+    // A series with samples in an hour part keeps some unless a tombstone of its own takes them;
+    // any other (deleted, or clipped out of a day object) is decoded ahead to know, and dropped when empty.
+    const keeps = s.blocks.some((b) => !b.day && b.entry.count > 0) && tombstonesOf(s, deleted).length === 0;
+    if (!keeps && merge(s).ts.length === 0) continue;
     series.push({
       id: s.id,
       metric: s.metric,

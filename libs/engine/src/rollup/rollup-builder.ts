@@ -11,10 +11,10 @@ import {
   type ObjectStore,
   type ShardRef,
 } from '@s4/core';
-import { decodeRollupObject, encodeRollupObject, type CatalogEntry, type FooterEntry, type RollupSeries } from '@s4/format';
+import { decodeRollupObject, encodeRollupObject, type CatalogEntry, type RollupSeries } from '@s4/format';
 import { entryOf, type CatalogStore } from '../catalog/catalog-store.js';
 import { mergeSources, type Source } from '../columns/merge.js';
-import { openPart, type OpenedPart, type SegmentBytes } from '../compact/fold.js';
+import { openWindow, type SegmentBytes } from '../compact/fold.js';
 import { PendingDeletesStore, upsert } from '../compact/pending-deletes.js';
 import { mapLimit } from '../concurrency.js';
 import { bucketize, type Bucket } from './buckets.js';
@@ -132,18 +132,9 @@ export class RollupBuilder {
   }
 
   private async rollupWindow(ref: ShardRef, window: number, parts: CatalogEntry[], key: string, reads: Map<string, Promise<SegmentBytes>>): Promise<number> {
-    const ordered = [...parts].sort((a, b) => a.fence - b.fence || a.part - b.part);
     // The parts are held as bytes and each series decoded when its turn comes, then dropped: a
     // window decoded whole held ~1 GB of record objects in this thread for the records bench.
-    const sources = new Map<string, { metric: string; tags: Record<string, string>; blocks: { part: OpenedPart; entry: FooterEntry }[] }>();
-    for (const part of ordered) {
-      const opened = await openPart(this.objects, part, reads);
-      for (const e of opened.entries) {
-        let entry = sources.get(e.id);
-        if (!entry) sources.set(e.id, (entry = { metric: e.metric, tags: { ...e.tags }, blocks: [] }));
-        entry.blocks.push({ part: opened, entry: e });
-      }
-    }
+    const sources = await openWindow(this.objects, parts, 1, reads);
     let count = 0;
     const series: RollupSeries[] = [];
     for (const { metric, tags, blocks } of sources.values()) {
@@ -156,7 +147,7 @@ export class RollupBuilder {
       if (list.length === 0) continue;
       count++;
       const merged = mergeSources(list);
-      const rows: RollupRows = { metric, tags, byRes: new Map() };
+      const rows: RollupRows = { metric, tags: { ...tags }, byRes: new Map() };
       let numbers = 0;
       for (const res of this.resolutions) {
         const byField = new Map<string, Bucket[]>();

@@ -95,8 +95,12 @@ export function readTrailer(tail: Uint8Array): SegmentTrailer {
   return { version, footerOffset: hi * 0x1_0000_0000 + view.getUint32(0, true), footerLength: view.getUint32(8, true) };
 }
 
-/** Decodes a whole segment object: header, trailer, footer and every block, cross-checked. */
-export function decodeSegment(bytes: Uint8Array): { footer: SegmentFooter; series: SeriesData[] } {
+/**
+ * The footer of a whole segment object, with header, trailer and footer cross-checked and every
+ * block inside the object: what a reader needs before it decodes any block (decodeSegment, and
+ * the folds that decode one series at a time).
+ */
+export function readSegmentFooter(bytes: Uint8Array): SegmentFooter {
   const what = 'segment';
   if (bytes.length < SEGMENT_HEADER_BYTES + SEGMENT_TRAILER_BYTES) throw new CorruptDataError(what, `${bytes.length} bytes is too short`);
   if (!hasMagic(bytes, 0)) throw new CorruptDataError(what, 'header magic "S4SG" missing');
@@ -113,9 +117,15 @@ export function decodeSegment(bytes: Uint8Array): { footer: SegmentFooter; serie
   }
   const footer = decodeFooter(bytes.subarray(footerOffset, footerEnd));
   if (footer.version !== version) throw new CorruptDataError(what, `header says version ${version}, footer ${footer.version}`);
+  for (const e of footer.series) if (e.offset + e.length > footerOffset) throw new CorruptDataError(what, `block of ${e.id} runs into the footer`);
+  return footer;
+}
+
+/** Decodes a whole segment object: header, trailer, footer and every block, cross-checked. */
+export function decodeSegment(bytes: Uint8Array): { footer: SegmentFooter; series: SeriesData[] } {
+  const footer = readSegmentFooter(bytes);
   const series: SeriesData[] = [];
   for (const e of footer.series) {
-    if (e.offset + e.length > footerOffset) throw new CorruptDataError(what, `block of ${e.id} runs into the footer`);
     const cols = decodeBlock(bytes.subarray(e.offset, e.offset + e.length), e);
     series.push({ id: e.id, metric: e.metric, tags: e.tags, ts: cols.ts, fields: cols.fields });
   }
