@@ -9,24 +9,17 @@
 //
 // Knobs: BENCH_S4_DIST (another build's apps/api/dist/main.js, to compare on the same data).
 import { cpSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { loadavg } from 'node:os';
-import { ok, waitHttp } from './lib/http.mjs';
-import { start, stop } from './lib/proc.mjs';
+import { ok } from './lib/http.mjs';
+import { memory, stop } from './lib/proc.mjs';
+import { ROOT, URL_, WORK, startS4 } from './lib/kept-records.mjs';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const env = process.env;
-const WORK = env.BENCH_WORK || '/tmp/s4-r4';
-const PORT = Number(env.BENCH_S4_PORT || 18480);
-const URL_ = `http://127.0.0.1:${PORT}`;
 const DATA = join(WORK, 'mem-passes-data');
 const PROBE_DIR = join(WORK, 'mem-passes-probe');
 const mb = (b) => Math.round(b / 2 ** 20);
 
-function hwm(pid) {
-  return Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
-}
+const hwm = (pid) => memory(pid)?.hwm ?? 0;
 
 function threadPeaks(pid) {
   const threads = new Map();
@@ -46,13 +39,8 @@ async function main() {
   mkdirSync(PROBE_DIR, { recursive: true });
   cpSync(join(WORK, 'r4-data'), DATA, { recursive: true });
   rmSync(join(DATA, 'objects/v1/default/rollup'), { recursive: true, force: true });
-  const e = {};
-  for (const [k, x] of Object.entries(env)) if (!k.startsWith('S4_') && k !== 'NODE_OPTIONS') e[k] = x;
-  Object.assign(e, { S4_HOST: '127.0.0.1', S4_PORT: String(PORT), S4_LOG_LEVEL: 'warn', S4_DATA_DIR: DATA, MEM_PROBE_OUT: PROBE_DIR, MEM_PROBE_MS: '200' });
-  const args = [`--import=${join(ROOT, 'scripts/bench/mem-probe.mjs')}`, env.BENCH_S4_DIST || join(ROOT, 'apps/api/dist/main.js')];
-  const child = start(process.execPath, args, { env: e, log: join(WORK, 'mem-passes-s4.log') });
+  const child = await startS4({ env: { MEM_PROBE_OUT: PROBE_DIR, MEM_PROBE_MS: '200' }, nodeArgs: [`--import=${join(ROOT, 'scripts/bench/mem-probe.mjs')}`], dir: DATA, log: 'mem-passes-s4.log' });
   try {
-    await waitHttp(`${URL_}/readyz`, 120_000);
     await new Promise((r) => setTimeout(r, 1500));
     console.log(`start: VmHWM ${mb(hwm(child.pid))} MiB`);
     for (const pass of ['rollup', 'compact']) {

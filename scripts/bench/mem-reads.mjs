@@ -10,28 +10,17 @@
 // Knobs: BENCH_REPEATS (3), BENCH_S4_CACHE_BYTES, BENCH_S4_DIST (another build's main.js), MEM_PROBE (1).
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { loadavg } from 'node:os';
-import { waitHttp } from './lib/http.mjs';
-import { start, stop } from './lib/proc.mjs';
+import { memory, stop } from './lib/proc.mjs';
+import { METRIC, ROOT, URL_, WORK, startS4 } from './lib/kept-records.mjs';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const env = process.env;
-const WORK = env.BENCH_WORK || '/tmp/s4-r4';
-const DATA = join(WORK, 'r4-data');
-const PORT = Number(env.BENCH_S4_PORT || 18480);
-const URL_ = `http://127.0.0.1:${PORT}`;
-const METRIC = 'machine.record';
 const REPEATS = Number(env.BENCH_REPEATS || 3);
 const PROBE_DIR = join(WORK, 'probe');
 const mb = (b) => Math.round(b / 2 ** 20);
 
-function status(pid) {
-  const s = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (k) => Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(s)?.[1] ?? 0) * 1024;
-  return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
-}
+const status = (pid) => memory(pid) ?? { rss: 0, hwm: 0 };
 
 /** GET url, the body counted and dropped as it arrives (the client never holds it). */
 function drain(url, headers = {}) {
@@ -66,11 +55,7 @@ async function main() {
     rmSync(PROBE_DIR, { recursive: true, force: true });
     mkdirSync(PROBE_DIR, { recursive: true });
     const probe = env.MEM_PROBE === '0' ? [] : [`--import=${join(ROOT, 'scripts/bench/mem-probe.mjs')}`];
-    const e = {};
-    for (const [k, x] of Object.entries(env)) if (!k.startsWith('S4_') && k !== 'NODE_OPTIONS') e[k] = x;
-    Object.assign(e, { S4_HOST: '127.0.0.1', S4_PORT: String(PORT), S4_LOG_LEVEL: 'warn', S4_DATA_DIR: DATA, MEM_PROBE_OUT: PROBE_DIR }, env.BENCH_S4_CACHE_BYTES ? { S4_CACHE_BYTES: env.BENCH_S4_CACHE_BYTES } : {});
-    const child = start(process.execPath, [...probe, env.BENCH_S4_DIST || join(ROOT, 'apps/api/dist/main.js')], { env: e, log: join(WORK, 'mem-s4.log') });
-    await waitHttp(`${URL_}/readyz`, 120_000);
+    const child = await startS4({ env: { MEM_PROBE_OUT: PROBE_DIR }, nodeArgs: probe, log: 'mem-s4.log' });
     await new Promise((r) => setTimeout(r, 1000));
     const startRss = status(child.pid).rss;
     let peak = 0;

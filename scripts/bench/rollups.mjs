@@ -2,18 +2,18 @@
 //   sensors (default): 200 sensors × 1 Hz × 7 days, one float each (the main bench's dataset);
 //   metrics: 100 hosts × 20 metrics × 10 s scrape interval × 3 days (half gauges with one
 //            decimal, half counters), as an infrastructure-metrics team writes them.
-// BENCH_WORKERS=parked (default): the flush, rollup and compact workers are parked (intervals of
+// BENCH_WORKERS=parked (or off): the flush, rollup and compact workers are parked (intervals of
 // one hour) and each pass runs once by its admin endpoint, so the state before day objects can
 // be measured: loads day by day (flushing after each day, as the segment worker would), builds
 // rollups, restarts the server so the first query of each kind is cold, then measures each query
 // cold (once) and warm (median of BENCH_REPEATS) with the object reads it needed (from /metrics);
 // then compacts, rolls up again and measures again.
-// BENCH_WORKERS=defaults: S4 as users run it (every S4_* setting at its default, no admin pass):
+// BENCH_WORKERS=defaults (default): S4 as users run it (every S4_* setting at its default, no admin pass):
 // the same data, dated the last BENCH_DAYS closed days so that the default lookbacks cover it,
 // is written while the workers flush, fold and roll up on their own; the bench waits until they
 // have settled (every shard-day one day object with its day rollup), then measures as above.
 // Usage: npm run build && node scripts/bench/rollups.mjs
-//   env: BENCH_SHAPE (sensors|metrics), BENCH_WORKERS (parked|defaults), BENCH_SENSORS, BENCH_HOSTS,
+//   env: BENCH_SHAPE (sensors|metrics), BENCH_WORKERS (defaults|parked), BENCH_SENSORS, BENCH_HOSTS,
 //        BENCH_DAYS, BENCH_REPEATS, BENCH_SETTLE_MS (defaults: give up after, 3600000), BENCH_WRITE_DOC=0
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { decodeCatalog } from '../../libs/format/dist/index.js';
@@ -40,8 +40,8 @@ const HOSTS = Number(process.env.BENCH_HOSTS ?? 100);
 const PER_HOST = 20;
 const DAYS = Number(process.env.BENCH_DAYS ?? (METRICS ? 3 : 7));
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 7);
-const WORKERS = process.env.BENCH_WORKERS ?? 'parked';
-if (!['parked', 'defaults'].includes(WORKERS)) throw new Error(`BENCH_WORKERS=${WORKERS}: parked or defaults`);
+const WORKERS = process.env.BENCH_WORKERS || 'defaults';
+if (!['parked', 'off', 'defaults'].includes(WORKERS)) throw new Error(`BENCH_WORKERS=${WORKERS}: defaults, or parked (off)`);
 const DEFAULTS = WORKERS === 'defaults';
 const DAY = 24 * HOUR;
 // With the defaults the data must be recent (the workers look back 7 days) and its days closed
@@ -276,7 +276,7 @@ const dataset = METRICS
   ? `- Dataset: ${HOSTS} hosts × ${PER_HOST} metrics × 10 s × ${DAYS} days (${(samples / 1e6).toFixed(1)} M samples; half gauges, one decimal, random walk in 0–100; half counters).`
   : `- Dataset: ${SENSORS} sensors × 1 Hz × ${DAYS} days (${(samples / 1e6).toFixed(1)} M samples, random walk, 2 decimals, jitter and gaps as in the main bench).`;
 const md = [
-  `Run of ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on commit \`${commit}\`; command \`${DEFAULTS ? 'BENCH_WORKERS=defaults ' : ''}${METRICS ? `BENCH_SHAPE=metrics BENCH_HOSTS=${HOSTS} ` : `BENCH_SENSORS=${SENSORS} `}BENCH_DAYS=${DAYS} node scripts/bench/rollups.mjs\` (after \`npm run build\`).`,
+  `Run of ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on commit \`${commit}\`; command \`${DEFAULTS ? '' : 'BENCH_WORKERS=parked '}${METRICS ? `BENCH_SHAPE=metrics BENCH_HOSTS=${HOSTS} ` : `BENCH_SENSORS=${SENSORS} `}BENCH_DAYS=${DAYS} node scripts/bench/rollups.mjs\` (after \`npm run build\`).`,
   '',
   `- Machine: ${m.cpu}, ${m.cores} cores, ${m.ramGiB} GiB, shared with other sessions while measuring (read ratios, not seconds); Node ${m.node}. S4 embedded (filesystem object store).`,
   DEFAULTS

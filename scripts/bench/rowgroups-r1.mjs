@@ -21,7 +21,7 @@ const env = process.env;
 const log = (...a) => console.error(`[r1 ${new Date().toISOString().slice(11, 19)}]`, ...a);
 
 async function flush(what = 'flush', extra = undefined) {
-  const s4 = await startS4(extra, 'r1-s4.log');
+  const s4 = await startS4({ env: extra, log: 'r1-s4.log' });
   try {
     await adminPass(what, log);
   } finally {
@@ -44,7 +44,7 @@ async function read() {
   const machine = machineName(7);
   const expect = countRecords(p, range.from, range.to, 7);
   const { S4Client } = await import(env.BENCH_SDK_DIST || join(ROOT, 'apps/sdk/dist/esm/index.js'));
-  const s4 = await startS4({}, 'r1-s4.log');
+  const s4 = await startS4({ log: 'r1-s4.log' });
   const sdk = new S4Client({ url: URL_, retry: { retries: 1, minDelayMs: 0, maxDelayMs: 0 } });
   const variants = {
     async sdk() {

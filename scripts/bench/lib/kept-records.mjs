@@ -1,5 +1,5 @@
 // A kept records data dir ($BENCH_WORK/r4-data) and the S4 server started on it, shared by the
-// focused records probes (records-r4.mjs, rowgroups-r1.mjs). Knobs: BENCH_WORK (/tmp/s4-r4),
+// focused records probes (records-r4.mjs, rowgroups-r1.mjs, mem-reads.mjs, mem-passes.mjs). Knobs: BENCH_WORK (/tmp/s4-r4),
 // BENCH_S4_PORT (18480), BENCH_S4_DIST (apps/api/dist/main.js of another checkout),
 // BENCH_S4_NODE_ARGS, BENCH_S4_CACHE_BYTES (S4_CACHE_BYTES). The server runs with S4's defaults
 // (periodic flush, rollups and compaction on) unless a caller passes settings.
@@ -18,13 +18,16 @@ export const PORT = num('BENCH_S4_PORT', 18480);
 export const URL_ = `http://127.0.0.1:${PORT}`;
 export const METRIC = 'machine.record';
 
-/** S4 on the kept dir, ready; `extra` settings on top of its defaults, `log` the file name under BENCH_WORK. */
-export async function startS4(extra = {}, log = 'r4-s4.log') {
+/**
+ * S4 on the kept dir (or `dir`), ready: `env` settings on top of its defaults, `nodeArgs` before
+ * BENCH_S4_NODE_ARGS, its output in `log` under BENCH_WORK.
+ */
+export async function startS4({ env: extra = {}, log = 'r4-s4.log', nodeArgs = [], dir = DATA } = {}) {
   const e = {};
   for (const [k, v] of Object.entries(env)) if (!k.startsWith('S4_') && !k.startsWith('AWS_') && k !== 'NODE_OPTIONS') e[k] = v;
-  const childEnv = { ...e, ...extra, S4_HOST: '127.0.0.1', S4_PORT: String(PORT), S4_LOG_LEVEL: 'warn', S4_DATA_DIR: DATA, ...(env.BENCH_S4_CACHE_BYTES ? { S4_CACHE_BYTES: env.BENCH_S4_CACHE_BYTES } : {}) };
+  const childEnv = { ...e, ...extra, S4_HOST: '127.0.0.1', S4_PORT: String(PORT), S4_LOG_LEVEL: 'warn', S4_DATA_DIR: dir, ...(env.BENCH_S4_CACHE_BYTES ? { S4_CACHE_BYTES: env.BENCH_S4_CACHE_BYTES } : {}) };
   const main = env.BENCH_S4_DIST || join(ROOT, 'apps/api/dist/main.js');
-  const args = [...(env.BENCH_S4_NODE_ARGS ?? '').split(' ').filter(Boolean), main];
+  const args = [...nodeArgs, ...(env.BENCH_S4_NODE_ARGS ?? '').split(' ').filter(Boolean), main];
   const child = start(process.execPath, args, { env: childEnv, log: join(WORK, log) });
   await Promise.race([waitHttp(`${URL_}/readyz`, 120_000), child.exitedPromise.then((x) => Promise.reject(new Error(`S4 exited during start: ${JSON.stringify(x)}`)))]);
   return child;
