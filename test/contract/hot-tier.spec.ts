@@ -105,6 +105,28 @@ describe.each(adapters)('HotTier contract: %s', (_name, adapter) => {
     expect(await tier.renewLease(a!, 10_000)).toBe(false);
   });
 
+  it('keeps an expired lease its holder\'s until another owner takes the shard or the holder gives it up', async () => {
+    const { tier, ref } = await start();
+    await tier.append([entry(ref, 0, 1, [1, 2]), entry(ref, 0, 2, [3])]);
+    const stalled = (await tier.acquireLease(ref, 'a', 50))!;
+    await new Promise((ok) => setTimeout(ok, 120)); // a thread stuck past its TTL on one long step
+    await tier.bumpGeneration(stalled); // nobody took the shard: still the holder's
+    await tier.release(stalled, 0, [{ id: seriesId(key(2)), length: 1 }]);
+    expect(await tier.renewLease(stalled, 50)).toBe(true);
+    await new Promise((ok) => setTimeout(ok, 120));
+    const next = (await tier.acquireLease(ref, 'b', 10_000))!; // expired: another owner may take it
+    expect(next.fence).toBeGreaterThan(stalled.fence);
+    expect(await tier.renewLease(stalled, 10_000)).toBe(false);
+    await expect(tier.release(stalled, 0, [{ id: seriesId(key(1)), length: 2 }])).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await tier.renewLease(next, 10_000)).toBe(true);
+
+    await tier.releaseLease(next);
+    expect(await tier.renewLease(next, 10_000)).toBe(false); // given up: a late background renewal must not take it back
+    await expect(tier.bumpGeneration(next)).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await tier.acquireLease(ref, 'c', 10_000)).not.toBeNull();
+    expect((await tier.readWindow(ref, 0)).map((l) => [l.id, [...l.data]])).toEqual([[seriesId(key(1)), [1, 2]]]);
+  });
+
   it('gives a lease to one owner only when several ask at once (flusher and compactor of one shard)', async () => {
     const { tier, ref } = await start();
     const got = await Promise.all(['a', 'b', 'c', 'd'].map((owner) => tier.acquireLease(ref, owner, 10_000)));

@@ -34,6 +34,48 @@ describe('Flusher', () => {
   });
 });
 
+describe('Flusher leases', () => {
+  const opts = { ns: 'default', shards: 1 };
+  const clock = { now: () => Date.UTC(2026, 0, 2) };
+  const H0 = Date.UTC(2026, 0, 1);
+  const limits = { maxSamplesPerRequest: 1e6, maxFieldsPerSample: 9, maxTags: 9, maxTagLength: 99, maxFutureMs: 0, maxNestingDepth: 64 };
+
+  /** A flusher whose upload stalls well past its lease's TTL, running `during` while it stalls. */
+  async function stalledFlush(during: (hot: HotTier) => Promise<void>) {
+    const { hot, objects } = await adapters();
+    const stalling: ObjectStore = Object.assign(Object.create(objects) as ObjectStore, {
+      put: async (...args: Parameters<ObjectStore['put']>) => {
+        await new Promise((ok) => setTimeout(ok, 150));
+        await during(hot);
+        return objects.put(...args);
+      },
+    });
+    const catalogs = new CatalogStore(objects);
+    const writer = new Writer(hot, { ...opts, maxRecordBytes: 1 << 16 });
+    const samples = Array.from({ length: 100 }, (_, i) => ({ metric: 'm', ts: H0 + i * 1000, fields: { v: i } }));
+    await writer.write(parseWrite({ kind: 'json', body: { samples } }, limits, clock.now()));
+    const flusher = new Flusher(hot, stalling, catalogs, { ...opts, owner: 'me', leaseTtlMs: 50, clock });
+    const stats = await flusher.flushAll(clock.now());
+    return { hot, stats };
+  }
+
+  it('finishes a flush that stalled past its lease TTL when nobody took the shard meanwhile', async () => {
+    const { hot, stats } = await stalledFlush(async () => undefined);
+    expect(stats).toMatchObject({ objects: 1, samples: 100, busyShards: 0 });
+    expect(await hot.openWindows({ ns: 'default', shard: 0 })).toEqual([]);
+    await hot.close();
+  });
+
+  it('counts the shard busy, and keeps its data hot, when another owner took it while the flush stalled', async () => {
+    const { hot, stats } = await stalledFlush(async (h) => {
+      expect(await h.acquireLease({ ns: 'default', shard: 0 }, 'other', 60_000)).not.toBeNull();
+    });
+    expect(stats).toMatchObject({ objects: 0, busyShards: 1 });
+    expect(await hot.openWindows({ ns: 'default', shard: 0 })).toEqual([H0]);
+    await hot.close();
+  });
+});
+
 describe('Flusher uploads', () => {
   it('never overwrites an object at the key it would use: a late upload of an earlier attempt cannot replace a registered part', async () => {
     const { hot, objects } = await adapters();

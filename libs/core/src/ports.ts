@@ -74,8 +74,13 @@ export interface HotTier {
   generation(ref: ShardRef): Promise<number>;
   /** Take the shard's lease if free or expired; null if another owner holds it. */
   acquireLease(ref: ShardRef, owner: string, ttlMs: number): Promise<Lease | null>;
-  /** Extend a held lease; false if it was lost. */
+  /**
+   * Extend a lease; false once it is lost. Its time running out only lets another owner take the
+   * shard: until one does (the fence moves) or the holder gives it up, the lease is still its
+   * holder's, so a holder whose thread stalled past the TTL on a long step carries on.
+   */
   renewLease(lease: Lease, ttlMs: number): Promise<boolean>;
+  /** Give the lease up: nobody renews it after this, so the next owner need not wait for its TTL. */
   releaseLease(lease: Lease): Promise<void>;
   stats(): Promise<HotTierStats>;
   /** Unflushed bytes and series logs of one shard (the health page; O(logs of the shard)). */

@@ -93,6 +93,11 @@ export class Flusher {
         if (lost || !(await this.hot.renewLease(lease, this.options.leaseTtlMs))) throw new LeaseLostError(`${ref.ns}/${ref.shard}`, lease.fence);
         addCounts(stats, await this.flushWindow(lease, window));
       }
+    } catch (e) {
+      // Another owner took the shard (our lease ran out and it moved the fence): what this pass
+      // left hot, that owner or the next pass flushes. Counted as busy, as the compactor does.
+      if (!(e instanceof LeaseLostError)) throw e;
+      stats.busyShards++;
     } finally {
       clearInterval(renewal);
       await this.hot.releaseLease(lease);

@@ -485,8 +485,10 @@ export class EmbeddedHotTier implements HotTier {
   }
 
   async renewLease(lease: Lease, ttlMs: number): Promise<boolean> {
+    // An expired lease stays here until another owner takes the shard (a new fence) or the
+    // holder releases it (null), so one nobody took is still the holder's.
     const held = this.shard(lease.ref).lease;
-    if (!held || held.fence !== lease.fence || held.expiresAt <= this.now()) return false;
+    if (!held || held.fence !== lease.fence) return false;
     held.expiresAt = this.now() + ttlMs;
     return true;
   }
@@ -498,7 +500,7 @@ export class EmbeddedHotTier implements HotTier {
 
   private assertHolder(lease: Lease): void {
     const held = this.shard(lease.ref).lease;
-    if (!held || held.fence !== lease.fence || held.expiresAt <= this.now()) throw new LeaseLostError(`${lease.ref.ns}/${lease.ref.shard}`, lease.fence);
+    if (!held || held.fence !== lease.fence) throw new LeaseLostError(`${lease.ref.ns}/${lease.ref.shard}`, lease.fence);
   }
 
   async stats(): Promise<HotTierStats> {

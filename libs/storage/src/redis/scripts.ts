@@ -12,6 +12,7 @@
  *   P..'gen'                     INT   catalog generation
  *   P..'fence'                   INT   last fencing token handed out
  *   P..'lease'                   STRING 'owner|fence', with a TTL
+ *   P..'released'                STRING 'owner|fence' of the lease last given up
  */
 
 /** ARGV: n, then n times (window, id, metric, keyJson, data). */
@@ -30,9 +31,20 @@ end
 return n
 `;
 
-const LEASE_CHECK = `
+/**
+ * Whether the lease ARGV[1] ('owner|fence') is still its holder's: held, or expired with nobody
+ * taking the shard since (the fence has not moved) and not given up. A TTL only lets others in.
+ */
+const OWNED = `
 local held = redis.call('GET', p .. 'lease')
-if held ~= ARGV[1] then return redis.error_reply('S4LEASE lease lost') end
+local owned = held == ARGV[1]
+if not held then
+  owned = redis.call('GET', p .. 'fence') == string.match(ARGV[1], '|(%d+)$') and redis.call('GET', p .. 'released') ~= ARGV[1]
+end
+`;
+
+const LEASE_CHECK = `${OWNED}
+if not owned then return redis.error_reply('S4LEASE lease lost') end
 `;
 
 /** ARGV: 'owner|fence', window, n, then n times (id, length). */
@@ -102,8 +114,9 @@ return fence
 /** ARGV: 'owner|fence', ttlMs. */
 export const RENEW = `
 local p = KEYS[1]
-if redis.call('GET', p .. 'lease') ~= ARGV[1] then return 0 end
-redis.call('PEXPIRE', p .. 'lease', ARGV[2])
+${OWNED}
+if not owned then return 0 end
+redis.call('SET', p .. 'lease', ARGV[1], 'PX', ARGV[2])
 return 1
 `;
 
@@ -111,6 +124,7 @@ return 1
 export const UNLOCK = `
 local p = KEYS[1]
 if redis.call('GET', p .. 'lease') == ARGV[1] then redis.call('DEL', p .. 'lease') end
+redis.call('SET', p .. 'released', ARGV[1])
 return 1
 `;
 

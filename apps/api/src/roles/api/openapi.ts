@@ -99,7 +99,7 @@ export const FLUSH_RESULT_SCHEMA = {
     samples: { type: 'integer' },
     bytes: { type: 'integer' },
     hotBytes: { type: 'integer', description: 'bytes of hot-tier logs flushed and released' },
-    busyShards: { type: 'integer', description: 'shards another owner was flushing; retry later' },
+    busyShards: { type: 'integer', description: 'shards another owner (a fold, another process) still held after waiting about twice S4_LEASE_TTL_MS for them; retry later' },
   },
 };
 

@@ -18,6 +18,9 @@ export interface SegmentRoot {
   close(): Promise<void>;
 }
 
+/** Pause before an admin flush asks a busy shard again. */
+const ADMIN_RETRY_MS = 250;
+
 /** Composition root of the segment role (runs in its worker thread): object store, catalogs, a Flusher per namespace. */
 export async function createSegmentRoot(config: Config, hot: HotTier, clock: Clock): Promise<SegmentRoot> {
   const objects = openObjectStore(config);
@@ -38,10 +41,20 @@ export async function createSegmentRoot(config: Config, hot: HotTier, clock: Clo
   return {
     async flush(trigger) {
       const total: FlushStats = { objects: 0, series: 0, samples: 0, bytes: 0, hotBytes: 0, busyShards: 0 };
-      const now = clock.now();
-      // Each namespace keeps closed windows hot for its own hot time (S4_FLUSH_GRACE_MS without a policy file).
-      for (const p of policies.current().all) addCounts(total, await flushers.for(p).flushAll(trigger === 'periodic' ? now - p.hotMs : now));
-      return total;
+      // An admin flush means "everything closed, now": shards another owner holds (a fold, a
+      // rebuild, another process's flush) are asked again until they are free or the wait runs
+      // out; busyShards then says how many were left.
+      const attempts = trigger === 'admin' ? Math.ceil((2 * config.flush.leaseTtlMs) / ADMIN_RETRY_MS) : 1;
+      for (let attempt = 1; ; attempt++) {
+        const now = clock.now();
+        const pass: FlushStats = { objects: 0, series: 0, samples: 0, bytes: 0, hotBytes: 0, busyShards: 0 };
+        // Each namespace keeps closed windows hot for its own hot time (S4_FLUSH_GRACE_MS without a policy file).
+        for (const p of policies.current().all) addCounts(pass, await flushers.for(p).flushAll(trigger === 'periodic' ? now - p.hotMs : now));
+        addCounts(total, { ...pass, busyShards: 0 });
+        total.busyShards = pass.busyShards;
+        if (pass.busyShards === 0 || attempt >= attempts) return total;
+        await new Promise((ok) => setTimeout(ok, ADMIN_RETRY_MS));
+      }
     },
     async rebuildCatalogs() {
       let parts = 0;
