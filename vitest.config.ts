@@ -7,6 +7,11 @@ const alias = {
   '@s4/core': src('./libs/core/src/index.ts'),
   '@s4/format': src('./libs/format/src/index.ts'),
   '@s4/config': src('./libs/config/src/index.ts'),
+  // The adapters' own entries before the package's: an alias also matches the paths under it.
+  '@s4/storage/embedded': src('./libs/storage/src/embedded/index.ts'),
+  '@s4/storage/redis': src('./libs/storage/src/redis/index.ts'),
+  '@s4/storage/s3': src('./libs/storage/src/s3/index.ts'),
+  '@s4/storage/kafka': src('./libs/storage/src/kafka/index.ts'),
   '@s4/storage': src('./libs/storage/src/index.ts'),
   '@s4/engine': src('./libs/engine/src/index.ts'),
   '@s4/api': src('./apps/api/src/index.ts'),

@@ -1,17 +1,25 @@
 import { MANIFEST_KEY, PreconditionFailedError, namespaceManifestKey, type Clock, type HotTier, type NamespaceSet, type ObjectStore } from '@s4/core';
 import type { Config } from '@s4/config';
-import { EmbeddedHotTier, FilesystemObjectStore, KafkaIngestLog, RedisHotTier, S3ObjectStore } from '@s4/storage';
+import { EmbeddedHotTier, FilesystemObjectStore } from '@s4/storage/embedded';
+import type { KafkaIngestLog } from '@s4/storage/kafka';
+import type { RedisHotTier } from '@s4/storage/redis';
+import type { S3ObjectStore } from '@s4/storage/s3';
 import { CountingObjectStore, RequestCounts } from '@s4/engine';
 
 /**
  * The two stores, opened from the config. Every composition root uses these: the main thread
  * (which owns the embedded hot tier) and each worker thread (which opens its own Redis
  * connection and object-store client, or reaches the embedded hot tier over hot-tier-rpc).
+ *
+ * The Redis, S3 and Kafka adapters are imported only when the config names them: their clients
+ * (ioredis, the AWS SDK, kafkajs) cost ~40 MB of memory and ~1 s of start in every thread that
+ * loads them, which an embedded process (four threads) never uses.
  */
 
 /** The Redis hot tier: one connection per caller (each thread has its own). */
-export function openRedisHotTier(config: Config): RedisHotTier {
+export async function openRedisHotTier(config: Config): Promise<RedisHotTier> {
   if (config.hot.kind !== 'redis') throw new Error('openRedisHotTier: the config names the embedded hot tier');
+  const { RedisHotTier } = await import('@s4/storage/redis');
   // Every client option the config holds (cluster, timeouts), the password only when set.
   const { kind: _kind, url, password, ...options } = config.hot;
   return new RedisHotTier(url, { ...options, ...(password ? { password } : {}) });
@@ -30,20 +38,23 @@ export async function openHotTier(config: Config, clock: Clock): Promise<HotTier
 export const REQUESTS = new RequestCounts();
 
 /** An object-store client (counting its requests in REQUESTS); any number of threads may open one on the same bucket or directory. */
-export function openObjectStore(config: Config): ObjectStore {
-  return new CountingObjectStore(config.objects.kind === 's3' ? new S3ObjectStore(config.objects) : new FilesystemObjectStore(config.objects.dir), REQUESTS);
+export async function openObjectStore(config: Config): Promise<ObjectStore> {
+  if (config.objects.kind !== 's3') return new CountingObjectStore(new FilesystemObjectStore(config.objects.dir), REQUESTS);
+  const { S3ObjectStore } = await import('@s4/storage/s3');
+  return new CountingObjectStore(new S3ObjectStore(config.objects), REQUESTS);
 }
 
 /** The ingest log (S4_INGEST=kafka), or null for direct ingest. Connects on first use. */
-export function openIngestLog(config: Config, log?: (level: 'warn' | 'error', message: string) => void): KafkaIngestLog | null {
+export async function openIngestLog(config: Config, log?: (level: 'warn' | 'error', message: string) => void): Promise<KafkaIngestLog | null> {
   if (config.ingest.mode !== 'kafka' || !config.kafka) return null;
+  const { KafkaIngestLog } = await import('@s4/storage/kafka');
   return new KafkaIngestLog({ ...config.kafka, shards: config.shards, ...(log ? { log } : {}) });
 }
 
 /** Once per process, before anything reads or writes: the bucket exists (custom endpoints) and the manifest agrees. */
 export async function prepareObjectStore(objects: ObjectStore, config: Config): Promise<void> {
   const base = objects instanceof CountingObjectStore ? objects.inner : objects;
-  if (base instanceof S3ObjectStore && config.objects.kind === 's3' && config.objects.endpoint) await base.ensureBucket();
+  if (config.objects.kind === 's3' && config.objects.endpoint) await (base as S3ObjectStore).ensureBucket();
   await checkManifest(objects, config);
 }
 

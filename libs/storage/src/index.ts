@@ -1,9 +1,7 @@
-export { EmbeddedHotTier, type EmbeddedHotTierOptions } from './embedded/hot-tier.js';
-export { FilesystemObjectStore } from './embedded/object-store.js';
-export { RedisHotTier, shardPrefix } from './redis/hot-tier.js';
-export { S3ObjectStore, type S3ObjectStoreOptions } from './s3/object-store.js';
-export { KafkaIngestLog, MAX_MESSAGE_BYTES, topicSettings, type KafkaIngestLogOptions } from './kafka/ingest-log.js';
-export { KafkaIngestConsumer, type KafkaIngestConsumerOptions } from './kafka/consumer.js';
-export { groupOf, topicOf, type KafkaOptions } from './kafka/client.js';
-export { MemoryCardinalityStore } from './embedded/cardinality.js';
-export { RedisCardinalityStore, cardinalityPrefix } from './redis/cardinality.js';
+// Each adapter also has an entry of its own (@s4/storage/embedded, /redis, /s3, /kafka): a
+// process loads only the clients its config names (the AWS SDK, kafkajs and ioredis cost ~40 MB
+// of memory in every thread that imports them).
+export * from './embedded/index.js';
+export * from './redis/index.js';
+export * from './s3/index.js';
+export * from './kafka/index.js';

@@ -2,13 +2,14 @@ import { Logger } from '@nestjs/common';
 import { systemClock, type Clock, type HotTier, type ObjectStore } from '@s4/core';
 import type { Config, Role } from '@s4/config';
 import type { CompactStats, FlushStats, RollupStats } from '@s4/engine';
-import { MemoryCardinalityStore, RedisHotTier } from '@s4/storage';
+import { MemoryCardinalityStore } from '@s4/storage/embedded';
+import type { RedisHotTier } from '@s4/storage/redis';
 import { PeriodicWorker } from '@s4/engine';
 import { Metrics } from '../metrics.js';
 import { PolicyWatcher } from '../namespaces/policy-watcher.js';
 import { REQUESTS, checkNamespaceManifests, openHotTier, openIngestLog, openObjectStore, prepareObjectStore } from '../stores.js';
 import { createApiRoot, type ApiRoot } from './api/api.root.js';
-import { IngestRoot } from './ingest/ingest.root.js';
+import type { IngestRoot } from './ingest/ingest.root.js';
 import { IngestLagMonitor } from './ingest/lag.js';
 import { WorkerPasses } from './threads/passes.js';
 import { RoleThread, type RoleThreadObserver } from './threads/role-thread.js';
@@ -54,10 +55,10 @@ export interface ProcessRoles {
 
 export async function startRoles(config: Config, clock: Clock = systemClock): Promise<ProcessRoles> {
   const hot = await openHotTier(config, clock);
-  const objects = openObjectStore(config);
+  const objects = await openObjectStore(config);
   const threads = new Map<WorkerRole, RoleThread>();
   const kafkaLog = new Logger('kafka');
-  const ingestLog = openIngestLog(config, (level, message) => (level === 'error' ? kafkaLog.error(message) : kafkaLog.warn(message)));
+  const ingestLog = await openIngestLog(config, (level, message) => (level === 'error' ? kafkaLog.error(message) : kafkaLog.warn(message)));
   let passes: WorkerPasses | null = null;
   let ingest: IngestRoot | null = null;
   let lag: IngestLagMonitor | null = null;
@@ -91,7 +92,7 @@ export async function startRoles(config: Config, clock: Clock = systemClock): Pr
     watcher.onRefused(() => metrics.policyReloads.inc({ outcome: 'refused' }));
     const serving = config.role === 'all' || config.role === 'api';
     // Series counters live beside the hot tier: shared by every API process on one Redis.
-    const cardinality = hot instanceof RedisHotTier ? hot.cardinality() : new MemoryCardinalityStore();
+    const cardinality = config.hot.kind === 'redis' ? (hot as RedisHotTier).cardinality() : new MemoryCardinalityStore();
     const api = serving ? createApiRoot(config, hot, objects, metrics, clock, watcher, cardinality, ingestLog) : null;
     // Once a second: samples admitted (API) and object-store requests (every thread) join the shared counters.
     flushCounts = async () => {
@@ -102,6 +103,7 @@ export async function startRoles(config: Config, clock: Clock = systemClock): Pr
     counting = new PeriodicWorker(1_000, flushCounts, (e) => log.warn(`usage counts not saved (retried in 1 s): ${(e as Error).message}`));
     counting.start();
     if (ingestLog && lag && (config.role === 'all' || config.role === 'ingest')) {
+      const { IngestRoot } = await import('./ingest/ingest.root.js'); // loads kafkajs: only when Kafka is configured
       ingest = new IngestRoot(config, hot, ingestLog, lag, metrics);
       ingest.start();
     }

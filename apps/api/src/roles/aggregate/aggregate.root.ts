@@ -16,7 +16,7 @@ export interface AggregateRoot {
  * RollupBuilder per namespace; a namespace whose policy lists no rollup resolution is skipped.
  */
 export async function createAggregateRoot(config: Config, hot: HotTier, clock: Clock): Promise<AggregateRoot> {
-  const objects = openObjectStore(config);
+  const objects = await openObjectStore(config);
   const catalogs = new CatalogStore(objects);
   const rollupCatalogs = new CatalogStore(objects, 'rollup');
   const policies = await threadPolicies(config);

@@ -16,7 +16,7 @@ export interface CompactRoot {
 
 /** Composition root of the compact role (runs in its worker thread): object store, catalogs, a Compactor per namespace. */
 export async function createCompactRoot(config: Config, hot: HotTier, clock: Clock): Promise<CompactRoot> {
-  const objects = openObjectStore(config);
+  const objects = await openObjectStore(config);
   const catalogs = new CatalogStore(objects);
   const policies = await threadPolicies(config);
   const c = config.compact;

@@ -3,7 +3,7 @@ import { Counter, Gauge } from 'prom-client';
 import type { HotTier } from '@s4/core';
 import type { Config } from '@s4/config';
 import { Writer } from '@s4/engine';
-import { KafkaIngestConsumer, type KafkaIngestLog } from '@s4/storage';
+import { KafkaIngestConsumer, type KafkaIngestLog } from '@s4/storage/kafka';
 import type { IngestReadiness, IngestReadinessSource } from '../../http/health.controller.js';
 import type { Metrics } from '../../metrics.js';
 import type { IngestLagMonitor } from './lag.js';

@@ -23,7 +23,7 @@ const ADMIN_RETRY_MS = 250;
 
 /** Composition root of the segment role (runs in its worker thread): object store, catalogs, a Flusher per namespace. */
 export async function createSegmentRoot(config: Config, hot: HotTier, clock: Clock): Promise<SegmentRoot> {
-  const objects = openObjectStore(config);
+  const objects = await openObjectStore(config);
   const catalogs = new CatalogStore(objects);
   const policies = await threadPolicies(config);
   const owner = `${hostname()}-${process.pid}-t${threadId}-${randomUUID().slice(0, 8)}`;

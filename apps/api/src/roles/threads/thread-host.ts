@@ -50,7 +50,7 @@ export async function runRoleThread(build: (config: Config, hot: HotTier, clock:
     }
   const config = Object.freeze(data.config);
   const clock = systemClock;
-  const hot: HotTier = data.hotPort ? new HotTierClient(data.hotPort) : openRedisHotTier(config);
+  const hot: HotTier = data.hotPort ? new HotTierClient(data.hotPort) : await openRedisHotTier(config);
   const post = (m: FromThread) => port.postMessage(m);
 
   let work: RoleWork;

@@ -1,0 +1,1 @@
+export { S3ObjectStore, type S3ObjectStoreOptions } from './object-store.js';
