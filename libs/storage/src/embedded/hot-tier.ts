@@ -16,7 +16,7 @@ import {
   WINDOW_MS,
   keyJson,
 } from '@s4/core';
-import { WAL_HEADER_BYTES, decodeWal, encodeWalRecord, type WalAppend, type WalRecord } from '@s4/format';
+import { WAL_HEADER_BYTES, decodeWal, encodeWalRecord, encodeWalRecordAt, type WalAppend, type WalRecord } from '@s4/format';
 
 /**
  * A series, held once however many windows hold a log of it (the logs point here), with its
@@ -30,11 +30,27 @@ interface Series {
   logs: number;
 }
 
-/** One series' bytes in one window: one buffer, grown by half again when full (not a chunk per append). */
+/**
+ * One series' bytes in one window: one buffer, grown by half again when full (not a chunk per
+ * append); or, for a log whose first append was large (records), where its bytes are in the log
+ * file (`disk`), read back when the window is read.
+ */
 interface Log {
   readonly series: Series;
   buf: Uint8Array;
   length: number;
+  disk: Spans | null;
+}
+
+/**
+ * A log's bytes in the log file: `at[2i]` the offset of piece i, `at[2i + 1]` its length, in the
+ * log's order. The file already holds every appended byte; keeping a copy in process memory as
+ * well made the hot tier of a records load hundreds of MB of the process (the page cache holds
+ * what is read back, and the kernel can drop it).
+ */
+interface Spans {
+  at: Float64Array;
+  n: number;
 }
 
 /**
@@ -46,6 +62,13 @@ const REWRITE_CHUNK_BYTES = 256 * 1024;
 
 /** Bytes of the log read and decoded at a time when it is replayed at start (an append record is at most a few MB). */
 const REPLAY_CHUNK_BYTES = 8 * 1024 * 1024;
+
+/**
+ * A log whose first append is at least this many bytes keeps its bytes in the log file, not in
+ * memory. Below it (a metric's sample or a few), a span (16 bytes) would save little and a read
+ * would cost a system call per append.
+ */
+const DISK_MIN_BYTES = 256;
 
 /** Distinct strings kept for interning; past it, new values are kept as they come (unique ids would only fill the pool). */
 const INTERN_LIMIT = 200_000;
@@ -65,6 +88,8 @@ export interface EmbeddedHotTierOptions {
   replayChunkBytes?: number;
   /** Rewrite the log once it holds at least this many released bytes (and more released than live). */
   compactSlackBytes?: number;
+  /** A log whose first append has at least this many bytes keeps them in the file, not in memory (default 256; Infinity: all in memory). */
+  diskMinBytes?: number;
   now?: () => number;
   /** Failures of background work (log rewrites) that no request sees. */
   onError?: (e: Error) => void;
@@ -90,7 +115,15 @@ export class EmbeddedHotTier implements HotTier {
   private replayedSize = 0;
   /** Sample bytes released since the log was last rewritten (or since it began): what a rewrite would drop. */
   private releasedBytes = 0;
-  private pending: { buf: Buffer; apply: () => void; resolve: () => void; reject: (e: unknown) => void }[] = [];
+  /** `apply(at)`: the commit's records applied, `at` where its bytes start in the file. */
+  private pending: { buf: Buffer; apply: (at: number) => void; resolve: () => void; reject: (e: unknown) => void }[] = [];
+  /** Reads the bytes of logs kept in the file (its own descriptor: the append one is write-only). */
+  private readFd = -1;
+  /** Reads of logs kept in the file under way: the log is not rewritten meanwhile (their offsets would move). */
+  private readers = 0;
+  /** A rewrite of the log under way: reads wait for it (offsets move when it ends). */
+  private rewriting: Promise<void> | null = null;
+  private readonly diskMin: number;
   private writing: Promise<void> | null = null;
   /** A failed append may have left bytes after `fileBytes`; they are cut off before the next write. */
   private torn = false;
@@ -101,6 +134,7 @@ export class EmbeddedHotTier implements HotTier {
     this.path = join(options.dir, 'hot.wal');
     this.now = options.now ?? Date.now;
     this.onError = options.onError ?? ((e) => process.emitWarning(e));
+    this.diskMin = options.diskMinBytes ?? DISK_MIN_BYTES;
   }
 
   static async open(options: EmbeddedHotTierOptions): Promise<EmbeddedHotTier> {
@@ -120,6 +154,7 @@ export class EmbeddedHotTier implements HotTier {
       closeSync(fd);
     }
     this.file = await open(this.path, 'a');
+    this.readFd = openSync(this.path, 'r');
     this.fileBytes = validBytes;
     if (this.shouldCompact())
       await this.compact().catch((e: Error) => this.onError(new Error(`rewriting the hot-tier log ${this.path} at start failed (the old log stays in use): ${e.message}`)));
@@ -149,10 +184,13 @@ export class EmbeddedHotTier implements HotTier {
         const piece = Buffer.allocUnsafe(Math.min(want, this.replayedSize - at));
         const n = readSync(fd, piece, 0, piece.length, at);
         if (n <= 0) break;
+        // Where `buf` starts in the file: appends kept on disk point there.
+        const bufAt = at - carry.length;
         at += n;
         const buf = carry.length > 0 ? Buffer.concat([carry, piece.subarray(0, n)]) : piece.subarray(0, n);
-        const { records, validBytes } = decodeWal(buf);
-        for (const r of records) this.apply(r);
+        // Views of the piece: kept logs copy them, logs kept on disk only note where they are.
+        const { records, validBytes } = decodeWal(buf, { views: true });
+        for (const r of records) this.apply(r, (data) => bufAt + data.byteOffset - buf.byteOffset);
         valid += validBytes;
         const rest = buf.length - validBytes;
         if (rest >= WAL_HEADER_BYTES) {
@@ -180,7 +218,7 @@ export class EmbeddedHotTier implements HotTier {
     // are live or released. (Against the file size, keys and framing made a log of many series
     // with a few bytes each look mostly released: at a million series it was rewritten whole
     // every 64 MB of appends, with appends waiting meanwhile.)
-    return grown > (this.options.compactSlackBytes ?? 64 * 1024 * 1024) && this.releasedBytes > this.liveBytes;
+    return grown > (this.options.compactSlackBytes ?? 64 * 1024 * 1024) && this.releasedBytes > this.liveBytes && this.readers === 0;
   }
 
   private shard(ref: ShardRef): ShardState {
@@ -193,15 +231,16 @@ export class EmbeddedHotTier implements HotTier {
     return s;
   }
 
-  private apply(r: WalRecord): void {
+  /** Apply one logged record; `fileAt(data)` says where an append's data is in the log file. */
+  private apply(r: WalRecord, fileAt: (data: Uint8Array, i: number) => number): void {
     if (r.type === 'appends') {
-      for (const e of r.entries) this.applyAppend(this.shard(e), e);
+      for (let i = 0; i < r.entries.length; i++) this.applyAppend(this.shard(r.entries[i]!), r.entries[i]!, fileAt(r.entries[i]!.data, i));
       return;
     }
     const s = this.shard(r);
     switch (r.type) {
       case 'append':
-        this.applyAppend(s, r);
+        this.applyAppend(s, r, fileAt(r.data, 0));
         break;
       case 'release': {
         const w = s.windows.get(r.window);
@@ -212,6 +251,11 @@ export class EmbeddedHotTier implements HotTier {
           this.liveBytes -= log.length;
           this.releasedBytes += log.length;
           if (--log.series.logs === 0) this.series.delete(log.series.id);
+        } else if (log.disk) {
+          dropHead(log.disk, r.length);
+          this.liveBytes -= r.length;
+          this.releasedBytes += r.length;
+          log.length -= r.length;
         } else {
           // A copy, so the released bytes are freed.
           const rest = log.buf.slice(r.length, log.length);
@@ -232,16 +276,21 @@ export class EmbeddedHotTier implements HotTier {
     }
   }
 
-  private applyAppend(s: ShardState, r: WalAppend): void {
+  /** `at`: where `r.data` is in the log file. */
+  private applyAppend(s: ShardState, r: WalAppend, at: number): void {
     let w = s.windows.get(r.window);
     if (!w) s.windows.set(r.window, (w = new Map()));
     let log = w.get(r.id);
     if (!log) {
       const series = this.seriesOf(r.id, r.key);
       series.logs++;
-      w.set(series.id, (log = { series, buf: EMPTY, length: 0 }));
+      const disk = r.data.length >= this.diskMin ? { at: new Float64Array(8), n: 0 } : null;
+      w.set(series.id, (log = { series, buf: EMPTY, length: 0, disk }));
     }
-    appendTo(log, r.data);
+    if (log.disk) {
+      addSpan(log.disk, at, r.data.length);
+      log.length += r.data.length;
+    } else appendTo(log, r.data);
     this.liveBytes += r.data.length;
   }
 
@@ -268,9 +317,22 @@ export class EmbeddedHotTier implements HotTier {
 
   /** Append records to the log, fsync, then apply them; concurrent callers share one fsync. */
   private commit(records: WalRecord[]): Promise<void> {
-    const buf = Buffer.concat(records.map(encodeWalRecord));
+    // Where each record starts in `buf` and where its appends' data start in the record.
+    const starts: number[] = [];
+    const dataAt: number[][] = [];
+    let bytes = 0;
+    const parts = records.map((r) => {
+      const at: number[] = [];
+      const b = encodeWalRecordAt(r, at);
+      starts.push(bytes);
+      dataAt.push(at);
+      bytes += b.length;
+      return b;
+    });
+    const buf = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+    const apply = (fileAt: number) => records.forEach((r, i) => this.apply(r, (_, j) => fileAt + starts[i]! + dataAt[i]![j]!));
     return new Promise((resolve, reject) => {
-      this.pending.push({ buf, apply: () => records.forEach((r) => this.apply(r)), resolve, reject });
+      this.pending.push({ buf, apply, resolve, reject });
       this.writing ??= this.drain();
     });
   }
@@ -285,6 +347,7 @@ export class EmbeddedHotTier implements HotTier {
           const buf = Buffer.concat(batch.map((b) => b.buf));
           await this.writeAll(buf);
           if (this.options.fsync === 'always') await this.file.datasync();
+          let at = this.fileBytes;
           this.fileBytes += buf.length;
           let since = performance.now();
           for (const b of batch) {
@@ -293,7 +356,8 @@ export class EmbeddedHotTier implements HotTier {
               await nextTurn();
               since = performance.now();
             }
-            b.apply();
+            b.apply(at);
+            at += b.buf.length;
             b.resolve();
           }
         } catch (e) {
@@ -309,11 +373,13 @@ export class EmbeddedHotTier implements HotTier {
       if (!this.shouldCompact()) break;
       // Commits that arrive while the log is rewritten wait in `pending`: go round again for them.
       try {
-        await this.compact();
+        await (this.rewriting = this.compact());
       } catch (e) {
         // The old log is still whole (the rewrite publishes by rename); try again once it has grown more.
         this.rewrittenBytes = this.fileBytes;
         this.onError(new Error(`rewriting the hot-tier log ${this.path} failed (the old log stays in use): ${(e as Error).message}`));
+      } finally {
+        this.rewriting = null;
       }
     }
     // No await since the last look at `pending`, so no commit can be left behind here.
@@ -341,6 +407,8 @@ export class EmbeddedHotTier implements HotTier {
   /** Rewrite the log as the live state only; atomic by rename, so a crash keeps one whole file. */
   private async compact(): Promise<void> {
     const tmp = `${this.path}.tmp`;
+    // Logs kept on disk and where their bytes start in the new file (they move there once it is in place).
+    const moved: (Log | number)[] = [];
     const out = await open(tmp, 'w');
     let bytes = 0;
     try {
@@ -357,8 +425,10 @@ export class EmbeddedHotTier implements HotTier {
       };
       // Synchronous per record; an await only when a chunk is full (an await per record would
       // cost a microtask turn for each of millions of series logs).
-      const put = (r: WalRecord): boolean => {
+      const put = (r: WalRecord, log?: Log): boolean => {
         const b = encodeWalRecord(r);
+        // A log kept on disk is one piece of the new file, the record's data (its last bytes).
+        if (log?.disk) moved.push(log, bytes + b.length - log.length);
         chunk.push(b);
         chunkBytes += b.length;
         bytes += b.length;
@@ -372,7 +442,7 @@ export class EmbeddedHotTier implements HotTier {
         put({ type: 'generation', ns, shard, value: s.generation });
         if (put({ type: 'fence', ns, shard, value: s.fence })) await flushChunk();
         for (const [window, logs] of s.windows)
-          for (const [id, log] of logs) if (put({ type: 'append', ns, shard, window, id, key: keyText(log.series.key), data: flatten(log) })) await flushChunk();
+          for (const [id, log] of logs) if (put({ type: 'append', ns, shard, window, id, key: keyText(log.series.key), data: this.bytesOf(log) }, log)) await flushChunk();
       }
       await flushChunk();
       await out.sync();
@@ -384,6 +454,13 @@ export class EmbeddedHotTier implements HotTier {
     await out.close();
     await this.file.close();
     await rename(tmp, this.path);
+    // From here the old offsets mean nothing: the new file is read for every log kept on disk.
+    closeSync(this.readFd);
+    this.readFd = openSync(this.path, 'r');
+    for (let i = 0; i < moved.length; i += 2) {
+      const log = moved[i] as Log;
+      log.disk = { at: Float64Array.of(moved[i + 1] as number, log.length, 0, 0), n: 1 };
+    }
     const dir = await open(this.options.dir, 'r');
     await dir.sync();
     await dir.close();
@@ -421,9 +498,50 @@ export class EmbeddedHotTier implements HotTier {
   }
 
   async readWindow(ref: ShardRef, window: number): Promise<HotLog[]> {
+    await this.settled();
     const logs = this.shard(ref).windows.get(window);
     if (!logs) return [];
-    return [...logs].map(([id, log]) => ({ id, key: log.series.key, window, data: flatten(log) }));
+    return this.read([...logs].map(([id, log]) => ({ id, key: log.series.key, window, log })));
+  }
+
+  /** Resolves when no rewrite of the log is under way (offsets of logs kept on disk are stable until the caller's next await). */
+  private async settled(): Promise<void> {
+    while (this.rewriting) await this.rewriting.catch(() => undefined);
+  }
+
+  /**
+   * The logs' bytes, taken as they are now (call it right after `settled`, with no await between):
+   * logs in memory as views, logs kept on disk read from the file, yielding to the event loop
+   * between logs once a slice has run (a flush reads tens of MB). No rewrite starts meanwhile,
+   * and releases and appends never change bytes already in the file.
+   */
+  private async read(logs: { id: string; key: SeriesKey; window: number; log: Log }[]): Promise<HotLog[]> {
+    const out: HotLog[] = [];
+    const onDisk: { i: number; at: Float64Array; n: number; length: number }[] = [];
+    for (const { id, key, window, log } of logs) {
+      if (log.disk) onDisk.push({ i: out.length, at: log.disk.at.slice(0, 2 * log.disk.n), n: log.disk.n, length: log.length });
+      out.push({ id, key, window, data: log.disk ? EMPTY : flatten(log) });
+    }
+    if (onDisk.length === 0) return out;
+    this.readers++;
+    try {
+      let since = performance.now();
+      for (const d of onDisk) {
+        if (performance.now() - since >= APPLY_SLICE_MS) {
+          await nextTurn();
+          since = performance.now();
+        }
+        out[d.i] = { ...out[d.i]!, data: readSpans(this.readFd, d.at, d.n, d.length, this.path) };
+      }
+    } finally {
+      this.readers--;
+    }
+    return out;
+  }
+
+  /** A log's bytes now, from memory or read from the file (for a rewrite, which owns the state meanwhile). */
+  private bytesOf(log: Log): Uint8Array {
+    return log.disk ? readSpans(this.readFd, log.disk.at, log.disk.n, log.length, this.path) : flatten(log);
   }
 
   async release(lease: Lease, window: number, cursors: readonly HotCursor[]): Promise<void> {
@@ -433,13 +551,16 @@ export class EmbeddedHotTier implements HotTier {
   }
 
   async scan(ref: ShardRef, metric: string, from: number, to: number): Promise<HotScan> {
+    await this.settled();
     const s = this.shard(ref);
-    const logs: HotLog[] = [];
+    const logs: { id: string; key: SeriesKey; window: number; log: Log }[] = [];
     for (const [window, series] of s.windows) {
       if (window + WINDOW_MS <= from || window >= to) continue;
-      for (const [id, log] of series) if (log.series.key.metric === metric) logs.push({ id, key: log.series.key, window, data: flatten(log) });
+      for (const [id, log] of series) if (log.series.key.metric === metric) logs.push({ id, key: log.series.key, window, log });
     }
-    return { generation: s.generation, logs };
+    // The generation as of the logs taken now; reading their bytes after it changes nothing they hold.
+    const generation = s.generation;
+    return { generation, logs: await this.read(logs) };
   }
 
   async seriesIn(ref: ShardRef, metric: string | undefined, from: number, to: number): Promise<SeriesKey[]> {
@@ -520,6 +641,7 @@ export class EmbeddedHotTier implements HotTier {
   async close(): Promise<void> {
     while (this.writing) await this.writing;
     await this.file.close();
+    closeSync(this.readFd);
   }
 }
 
@@ -554,6 +676,60 @@ function appendTo(log: Log, data: Uint8Array): void {
   }
   log.buf.set(data, log.length);
   log.length = need;
+}
+
+/** Note that a log's next bytes are at `at` in the file: one more piece, or the last one grown when they follow it. */
+function addSpan(d: Spans, at: number, length: number): void {
+  const last = 2 * (d.n - 1);
+  if (d.n > 0 && d.at[last]! + d.at[last + 1]! === at) {
+    d.at[last + 1]! += length;
+    return;
+  }
+  if (2 * d.n + 2 > d.at.length) {
+    const next = new Float64Array(Math.max(8, Math.ceil(d.at.length * 1.5)) & ~1);
+    next.set(d.at.subarray(0, 2 * d.n));
+    d.at = next;
+  }
+  d.at[2 * d.n] = at;
+  d.at[2 * d.n + 1] = length;
+  d.n++;
+}
+
+/** Drop a log's first `length` bytes (released by a flush) from its pieces. */
+function dropHead(d: Spans, length: number): void {
+  let i = 0;
+  let left = length;
+  while (left > 0 && i < d.n) {
+    const len = d.at[2 * i + 1]!;
+    if (len <= left) {
+      left -= len;
+      i++;
+    } else {
+      d.at[2 * i] = d.at[2 * i]! + left;
+      d.at[2 * i + 1] = len - left;
+      left = 0;
+    }
+  }
+  d.at.copyWithin(0, 2 * i, 2 * d.n);
+  d.n -= i;
+}
+
+/** A log's bytes from the file, piece by piece (positional reads: the page cache serves what was appended lately). */
+function readSpans(fd: number, at: Float64Array, n: number, length: number, path: string): Uint8Array {
+  const out = new Uint8Array(length);
+  let pos = 0;
+  for (let i = 0; i < n; i++) {
+    let off = at[2 * i]!;
+    const end = pos + at[2 * i + 1]!;
+    while (pos < end) {
+      const got = readSync(fd, out, pos, end - pos, off);
+      // The bytes were written and applied before anything pointed here: short means the file was cut.
+      if (got <= 0) throw new UnavailableError('hot tier', `reading the hot-tier log ${path}: ${end - pos} bytes missing at ${off}`, 5, 'failed');
+      pos += got;
+      off += got;
+    }
+  }
+  return out;
 }
 
 function splitShardKey(k: string): [string, string] {
