@@ -286,6 +286,29 @@ describe('embedded hot tier: logs kept in the file', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('a scan reads its logs when asked, as they were when it was taken, even after releases and a rewrite', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 's4-hot-disk-'));
+    const tier = await EmbeddedHotTier.open({ dir, fsync: 'never', compactSlackBytes: 0 });
+    const a = new Uint8Array(2_000).map((_, j) => j % 251);
+    const b = new Uint8Array(3_000).fill(9);
+    await tier.append([{ ref, window: 0, id: seriesId(key(1)), key: key(1), data: a }]);
+    await tier.append([{ ref, window: 0, id: seriesId(key(2)), key: key(2), data: b }]);
+    const scan = await tier.scan(ref, 'rec', 0, 3_600_000);
+    // Most of the file released, then an append: the log is rewritten and key(1)'s bytes move.
+    const lease = (await tier.acquireLease(ref, 'me', 60_000))!;
+    await tier.release(lease, 0, [{ id: seriesId(key(2)), length: b.length }]);
+    await tier.release(lease, 0, [{ id: seriesId(key(1)), length: 500 }]);
+    await tier.append([{ ref, window: 0, id: seriesId(key(1)), key: key(1), data: new Uint8Array(700).fill(3) }]);
+    expect(statSync(join(dir, 'hot.wal')).size).toBeLessThan(a.length + b.length);
+    const byId = new Map(scan.logs.map((l) => [l.id, [...l.data]]));
+    expect(byId.get(seriesId(key(1)))).toEqual([...a]);
+    expect(byId.get(seriesId(key(2)))).toEqual([...b]);
+    const now = new Map((await tier.scan(ref, 'rec', 0, 3_600_000)).logs.map((l) => [l.id, [...l.data]]));
+    expect(now).toEqual(new Map([[seriesId(key(1)), [...a.subarray(500), ...new Array(700).fill(3)]]]));
+    await tier.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('keeps large appends in the file, not in memory: its bytes are what a read returns', async () => {
     const dir = mkdtempSync(join(tmpdir(), 's4-hot-disk-'));
     const tier = await EmbeddedHotTier.open({ dir, fsync: 'never' });

@@ -53,6 +53,12 @@ interface Spans {
   n: number;
 }
 
+/** The log file open for reading; `open` false once closed (its descriptor number may then belong to another file). */
+interface LogFile {
+  readonly fd: number;
+  open: boolean;
+}
+
 /**
  * Bytes of log records encoded between two writes of a rewrite. The rewrite runs on the HTTP
  * thread (embedded mode) and encodes synchronously up to here: 1 MB of small metric records took
@@ -118,11 +124,9 @@ export class EmbeddedHotTier implements HotTier {
   /** `apply(at)`: the commit's records applied, `at` where its bytes start in the file. */
   private pending: { buf: Buffer; apply: (at: number) => void; resolve: () => void; reject: (e: unknown) => void }[] = [];
   /** Reads the bytes of logs kept in the file (its own descriptor: the append one is write-only). */
-  private readFd = -1;
-  /** Reads of logs kept in the file under way: the log is not rewritten meanwhile (their offsets would move). */
-  private readers = 0;
-  /** A rewrite of the log under way: reads wait for it (offsets move when it ends). */
-  private rewriting: Promise<void> | null = null;
+  private reader!: LogFile;
+  /** Files replaced by a rewrite, still open for reads that took their offsets before it (closed after REWRITTEN_READ_MS). */
+  private readonly retired = new Set<LogFile>();
   private readonly diskMin: number;
   private writing: Promise<void> | null = null;
   /** A failed append may have left bytes after `fileBytes`; they are cut off before the next write. */
@@ -154,7 +158,7 @@ export class EmbeddedHotTier implements HotTier {
       closeSync(fd);
     }
     this.file = await open(this.path, 'a');
-    this.readFd = openSync(this.path, 'r');
+    this.reader = { fd: openSync(this.path, 'r'), open: true };
     this.fileBytes = validBytes;
     if (this.shouldCompact())
       await this.compact().catch((e: Error) => this.onError(new Error(`rewriting the hot-tier log ${this.path} at start failed (the old log stays in use): ${e.message}`)));
@@ -218,7 +222,7 @@ export class EmbeddedHotTier implements HotTier {
     // are live or released. (Against the file size, keys and framing made a log of many series
     // with a few bytes each look mostly released: at a million series it was rewritten whole
     // every 64 MB of appends, with appends waiting meanwhile.)
-    return grown > (this.options.compactSlackBytes ?? 64 * 1024 * 1024) && this.releasedBytes > this.liveBytes && this.readers === 0;
+    return grown > (this.options.compactSlackBytes ?? 64 * 1024 * 1024) && this.releasedBytes > this.liveBytes;
   }
 
   private shard(ref: ShardRef): ShardState {
@@ -373,13 +377,11 @@ export class EmbeddedHotTier implements HotTier {
       if (!this.shouldCompact()) break;
       // Commits that arrive while the log is rewritten wait in `pending`: go round again for them.
       try {
-        await (this.rewriting = this.compact());
+        await this.compact();
       } catch (e) {
         // The old log is still whole (the rewrite publishes by rename); try again once it has grown more.
         this.rewrittenBytes = this.fileBytes;
         this.onError(new Error(`rewriting the hot-tier log ${this.path} failed (the old log stays in use): ${(e as Error).message}`));
-      } finally {
-        this.rewriting = null;
       }
     }
     // No await since the last look at `pending`, so no commit can be left behind here.
@@ -455,8 +457,11 @@ export class EmbeddedHotTier implements HotTier {
     await this.file.close();
     await rename(tmp, this.path);
     // From here the old offsets mean nothing: the new file is read for every log kept on disk.
-    closeSync(this.readFd);
-    this.readFd = openSync(this.path, 'r');
+    // Reads that took offsets in the old file keep reading it (the open descriptor keeps it) for a while.
+    const old = this.reader;
+    this.reader = { fd: openSync(this.path, 'r'), open: true };
+    this.retired.add(old);
+    setTimeout(() => this.retire(old), REWRITTEN_READ_MS).unref();
     for (let i = 0; i < moved.length; i += 2) {
       const log = moved[i] as Log;
       log.disk = { at: Float64Array.of(moved[i + 1] as number, log.length, 0, 0), n: 1 };
@@ -498,50 +503,56 @@ export class EmbeddedHotTier implements HotTier {
   }
 
   async readWindow(ref: ShardRef, window: number): Promise<HotLog[]> {
-    await this.settled();
     const logs = this.shard(ref).windows.get(window);
     if (!logs) return [];
-    return this.read([...logs].map(([id, log]) => ({ id, key: log.series.key, window, log })));
-  }
-
-  /** Resolves when no rewrite of the log is under way (offsets of logs kept on disk are stable until the caller's next await). */
-  private async settled(): Promise<void> {
-    while (this.rewriting) await this.rewriting.catch(() => undefined);
-  }
-
-  /**
-   * The logs' bytes, taken as they are now (call it right after `settled`, with no await between):
-   * logs in memory as views, logs kept on disk read from the file, yielding to the event loop
-   * between logs once a slice has run (a flush reads tens of MB). No rewrite starts meanwhile,
-   * and releases and appends never change bytes already in the file.
-   */
-  private async read(logs: { id: string; key: SeriesKey; window: number; log: Log }[]): Promise<HotLog[]> {
-    const out: HotLog[] = [];
-    const onDisk: { i: number; at: Float64Array; n: number; length: number }[] = [];
-    for (const { id, key, window, log } of logs) {
-      if (log.disk) onDisk.push({ i: out.length, at: log.disk.at.slice(0, 2 * log.disk.n), n: log.disk.n, length: log.length });
-      out.push({ id, key, window, data: log.disk ? EMPTY : flatten(log) });
-    }
-    if (onDisk.length === 0) return out;
-    this.readers++;
-    try {
-      let since = performance.now();
-      for (const d of onDisk) {
-        if (performance.now() - since >= APPLY_SLICE_MS) {
-          await nextTurn();
-          since = performance.now();
-        }
-        out[d.i] = { ...out[d.i]!, data: readSpans(this.readFd, d.at, d.n, d.length, this.path) };
+    const out = [...logs].map(([id, log]) => this.hotLog(id, window, log));
+    // Read now (a flush takes every byte), yielding to the event loop between logs once a slice
+    // has run: a window of a busy shard is tens of MB.
+    let since = performance.now();
+    for (const log of out) {
+      if (performance.now() - since >= APPLY_SLICE_MS) {
+        await nextTurn();
+        since = performance.now();
       }
-    } finally {
-      this.readers--;
+      void log.data;
     }
     return out;
   }
 
+  /**
+   * A log as it is now. Bytes in memory are a view (later appends go past its end, or to a new
+   * buffer); bytes kept in the file are read when `data` is first asked for (a query decodes only
+   * the series its selector matches), from the offsets taken now: appends and releases never
+   * change bytes already in the file, and a rewrite leaves the old file open for a while.
+   */
+  private hotLog(id: string, window: number, log: Log): HotLog {
+    const key = log.series.key;
+    if (!log.disk) return { id, key, window, data: flatten(log) };
+    const file = this.reader;
+    const at = log.disk.at.slice(0, 2 * log.disk.n);
+    const { n } = log.disk;
+    const length = log.length;
+    const path = this.path;
+    let data: Uint8Array | undefined;
+    return {
+      id,
+      key,
+      window,
+      get data() {
+        return (data ??= readSpans(file, at, n, length, path));
+      },
+    };
+  }
+
   /** A log's bytes now, from memory or read from the file (for a rewrite, which owns the state meanwhile). */
   private bytesOf(log: Log): Uint8Array {
-    return log.disk ? readSpans(this.readFd, log.disk.at, log.disk.n, log.length, this.path) : flatten(log);
+    return log.disk ? readSpans(this.reader, log.disk.at, log.disk.n, log.length, this.path) : flatten(log);
+  }
+
+  private retire(file: LogFile): void {
+    if (!this.retired.delete(file)) return;
+    file.open = false;
+    closeSync(file.fd);
   }
 
   async release(lease: Lease, window: number, cursors: readonly HotCursor[]): Promise<void> {
@@ -551,16 +562,13 @@ export class EmbeddedHotTier implements HotTier {
   }
 
   async scan(ref: ShardRef, metric: string, from: number, to: number): Promise<HotScan> {
-    await this.settled();
     const s = this.shard(ref);
-    const logs: { id: string; key: SeriesKey; window: number; log: Log }[] = [];
+    const logs: HotLog[] = [];
     for (const [window, series] of s.windows) {
       if (window + WINDOW_MS <= from || window >= to) continue;
-      for (const [id, log] of series) if (log.series.key.metric === metric) logs.push({ id, key: log.series.key, window, log });
+      for (const [id, log] of series) if (log.series.key.metric === metric) logs.push(this.hotLog(id, window, log));
     }
-    // The generation as of the logs taken now; reading their bytes after it changes nothing they hold.
-    const generation = s.generation;
-    return { generation, logs: await this.read(logs) };
+    return { generation: s.generation, logs };
   }
 
   async seriesIn(ref: ShardRef, metric: string | undefined, from: number, to: number): Promise<SeriesKey[]> {
@@ -641,11 +649,16 @@ export class EmbeddedHotTier implements HotTier {
   async close(): Promise<void> {
     while (this.writing) await this.writing;
     await this.file.close();
-    closeSync(this.readFd);
+    for (const f of [...this.retired]) this.retire(f);
+    this.reader.open = false;
+    closeSync(this.reader.fd);
   }
 }
 
 const EMPTY = new Uint8Array(0);
+
+/** How long a file replaced by a rewrite stays open for reads that took their offsets in it (a query's lazy reads, a flush). */
+const REWRITTEN_READ_MS = 60_000;
 
 /** Appends per log record and per turn of the event loop (a few milliseconds of encoding or applying). */
 const COMMIT_APPENDS = 4096;
@@ -715,7 +728,10 @@ function dropHead(d: Spans, length: number): void {
 }
 
 /** A log's bytes from the file, piece by piece (positional reads: the page cache serves what was appended lately). */
-function readSpans(fd: number, at: Float64Array, n: number, length: number, path: string): Uint8Array {
+function readSpans(file: LogFile, at: Float64Array, n: number, length: number, path: string): Uint8Array {
+  // A read holding offsets from before a rewrite, after the old file was let go: asked again, it gets the new one's.
+  if (!file.open) throw new UnavailableError('hot tier', `the hot-tier log ${path} was rewritten since this read began; retry`, 1, 'failed');
+  const fd = file.fd;
   const out = new Uint8Array(length);
   let pos = 0;
   for (let i = 0; i < n; i++) {
