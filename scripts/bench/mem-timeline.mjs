@@ -31,7 +31,11 @@ const day = new Date(t0).toISOString().slice(0, 10);
 const phases = [];
 for (const line of readFileSync(logFile, 'utf8').split('\n')) {
   const m = /\[(?:records|cardinality|bench) (\d\d:\d\d:\d\d)\] (.*)/.exec(line);
-  if (m) phases.push({ t: Date.parse(`${day}T${m[1]}Z`), text: m[2].slice(0, 60) });
+  if (!m) continue;
+  let t = Date.parse(`${day}T${m[1]}Z`);
+  // A run across midnight (UTC): the log's clock went round.
+  if (t < t0 - 3_600_000) t += 86_400_000;
+  phases.push({ t, text: m[2].slice(0, 60) });
 }
 const threads = new Map();
 for (const s of samples) {
