@@ -32,7 +32,16 @@ export const WAL_HEADER_BYTES = 8;
 
 /** One framed record: header and payload. */
 export function encodeWalRecord(r: WalRecord): Buffer {
-  if (r.type === 'appends') return encodeWalAppends(r.entries);
+  return encodeWalRecordAt(r, undefined);
+}
+
+/**
+ * encodeWalRecord, and where each append's data starts in the returned bytes pushed to `dataAt`
+ * (one entry per append, in order), so the hot tier can find them in the file later without
+ * holding them.
+ */
+export function encodeWalRecordAt(r: WalRecord, dataAt: number[] | undefined): Buffer {
+  if (r.type === 'appends') return encodeAppends(r.entries, dataAt);
   const w = new ByteWriter(64 + 3 * (r.ns.length + ('id' in r ? r.id.length : 0) + ('key' in r ? r.key.length : 0)) + ('data' in r ? r.data.length : 0));
   w.u32(0);
   w.u32(0);
@@ -45,6 +54,7 @@ export function encodeWalRecord(r: WalRecord): Buffer {
       str(w, r.id);
       str(w, r.key);
       u32(w, r.data.length);
+      dataAt?.push(w.pos);
       w.bytes(r.data);
       break;
     case 'release':
@@ -64,8 +74,13 @@ export function encodeWalRecord(r: WalRecord): Buffer {
   return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
 }
 
-/** Decode every whole, intact record; `validBytes` is where a torn or corrupt tail starts. */
-export function decodeWal(buf: Uint8Array): { records: WalRecord[]; validBytes: number } {
+/**
+ * Decode every whole, intact record; `validBytes` is where a torn or corrupt tail starts. Appends'
+ * data are copies, or with `views` views of `buf` (where they sit in it: `data.byteOffset -
+ * buf.byteOffset`), for a caller that drops `buf` before it keeps any of them.
+ */
+export function decodeWal(buf: Uint8Array, options: { views?: boolean } = {}): { records: WalRecord[]; validBytes: number } {
+  const views = options.views === true;
   // A plain view: slicing a Buffer goes through its species constructor, several times slower.
   const bytes = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
@@ -90,21 +105,21 @@ export function decodeWal(buf: Uint8Array): { records: WalRecord[]; validBytes: 
     if (end > bytes.length) break;
     if (crc32(bytes.subarray(start, end)) !== crc) break;
     r.pos = start;
-    records.push(decodePayload(r, str, bytes));
+    records.push(decodePayload(r, str, bytes, views));
     if (r.pos > end) r.fail(`record at byte ${pos} runs past its length`);
     pos = end;
   }
   return { records, validBytes: pos };
 }
 
-function decodePayload(r: ByteReader, str: () => string, bytes: Uint8Array): WalRecord {
+function decodePayload(r: ByteReader, str: () => string, bytes: Uint8Array, views: boolean): WalRecord {
   const type = r.u8();
-  if (type === WAL_RECORD_TYPES.appends) return decodeAppends(r, str, bytes);
+  if (type === WAL_RECORD_TYPES.appends) return decodeAppends(r, str, bytes, views);
   const ns = str();
   const shard = r.u32();
   switch (type) {
     case WAL_RECORD_TYPES.append:
-      return { type: 'append', ns, shard, ...readAppendBody(r, str, bytes) };
+      return { type: 'append', ns, shard, ...readAppendBody(r, str, bytes, views) };
     case WAL_RECORD_TYPES.release:
       return { type: 'release', ns, shard, window: r.f64(), id: str(), length: r.f64() };
     case WAL_RECORD_TYPES.generation:
@@ -122,6 +137,10 @@ function decodePayload(r: ByteReader, str: () => string, bytes: Uint8Array): Wal
  * straight into one buffer sized from the entries; namespaces once, in a table.
  */
 export function encodeWalAppends(entries: readonly WalAppend[]): Buffer {
+  return encodeAppends(entries, undefined);
+}
+
+function encodeAppends(entries: readonly WalAppend[], dataAt: number[] | undefined): Buffer {
   const names = new Map<string, number>();
   let bound = WAL_HEADER_BYTES + 1 + 4 + 4;
   for (const e of entries) {
@@ -163,6 +182,7 @@ export function encodeWalAppends(entries: readonly WalAppend[]): Buffer {
     putStr(e.id);
     putStr(e.key);
     putU32(e.data.length);
+    dataAt?.push(p);
     b.set(e.data, p);
     p += e.data.length;
   }
@@ -171,7 +191,7 @@ export function encodeWalAppends(entries: readonly WalAppend[]): Buffer {
   return b.subarray(0, p);
 }
 
-function decodeAppends(r: ByteReader, str: () => string, bytes: Uint8Array): WalRecord {
+function decodeAppends(r: ByteReader, str: () => string, bytes: Uint8Array, views: boolean): WalRecord {
   const names: string[] = [];
   for (let n = r.u32(); n > 0; n--) names.push(str());
   const count = r.u32();
@@ -181,20 +201,20 @@ function decodeAppends(r: ByteReader, str: () => string, bytes: Uint8Array): Wal
     const ns = names[at];
     if (ns === undefined) return r.fail(`namespace ${at} of an append is not in the record's table of ${names.length}`);
     const shard = r.u32();
-    entries.push({ ns, shard, ...readAppendBody(r, str, bytes) });
+    entries.push({ ns, shard, ...readAppendBody(r, str, bytes, views) });
   }
   return { type: 'appends', entries };
 }
 
 /** window | id | key | data, as both append record types hold them after namespace and shard. */
-function readAppendBody(r: ByteReader, str: () => string, bytes: Uint8Array): { window: number; id: string; key: string; data: Uint8Array } {
+function readAppendBody(r: ByteReader, str: () => string, bytes: Uint8Array, views: boolean): { window: number; id: string; key: string; data: Uint8Array } {
   const window = r.f64();
   const id = str();
   const key = str();
   const n = r.u32();
   r.need(n);
-  // A copy: the log file's buffer must not stay alive behind every hot log.
-  const data = bytes.slice(r.pos, r.pos + n);
+  // A copy unless asked: the log file's buffer must not stay alive behind every hot log.
+  const data = views ? bytes.subarray(r.pos, r.pos + n) : bytes.slice(r.pos, r.pos + n);
   r.pos += n;
   return { window, id, key, data };
 }

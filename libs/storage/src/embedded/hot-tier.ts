@@ -16,7 +16,7 @@ import {
   WINDOW_MS,
   keyJson,
 } from '@s4/core';
-import { WAL_HEADER_BYTES, decodeWal, encodeWalRecord, type WalAppend, type WalRecord } from '@s4/format';
+import { WAL_HEADER_BYTES, decodeWal, encodeWalRecord, encodeWalRecordAt, type WalAppend, type WalRecord } from '@s4/format';
 
 /**
  * A series, held once however many windows hold a log of it (the logs point here), with its
@@ -30,11 +30,33 @@ interface Series {
   logs: number;
 }
 
-/** One series' bytes in one window: one buffer, grown by half again when full (not a chunk per append). */
+/**
+ * One series' bytes in one window: one buffer, grown by half again when full (not a chunk per
+ * append); or, for a log whose first append was large (records), where its bytes are in the log
+ * file (`disk`), read back when the window is read.
+ */
 interface Log {
   readonly series: Series;
   buf: Uint8Array;
   length: number;
+  disk: Spans | null;
+}
+
+/**
+ * A log's bytes in the log file: `at[2i]` the offset of piece i, `at[2i + 1]` its length, in the
+ * log's order. The file already holds every appended byte; keeping a copy in process memory as
+ * well made the hot tier of a records load hundreds of MB of the process (the page cache holds
+ * what is read back, and the kernel can drop it).
+ */
+interface Spans {
+  at: Float64Array;
+  n: number;
+}
+
+/** The log file open for reading; `open` false once closed (its descriptor number may then belong to another file). */
+interface LogFile {
+  readonly fd: number;
+  open: boolean;
 }
 
 /**
@@ -46,6 +68,13 @@ const REWRITE_CHUNK_BYTES = 256 * 1024;
 
 /** Bytes of the log read and decoded at a time when it is replayed at start (an append record is at most a few MB). */
 const REPLAY_CHUNK_BYTES = 8 * 1024 * 1024;
+
+/**
+ * A log whose first append is at least this many bytes keeps its bytes in the log file, not in
+ * memory. Below it (a metric's sample or a few), a span (16 bytes) would save little and a read
+ * would cost a system call per append.
+ */
+const DISK_MIN_BYTES = 256;
 
 /** Distinct strings kept for interning; past it, new values are kept as they come (unique ids would only fill the pool). */
 const INTERN_LIMIT = 200_000;
@@ -65,6 +94,8 @@ export interface EmbeddedHotTierOptions {
   replayChunkBytes?: number;
   /** Rewrite the log once it holds at least this many released bytes (and more released than live). */
   compactSlackBytes?: number;
+  /** A log whose first append has at least this many bytes keeps them in the file, not in memory (default 256; Infinity: all in memory). */
+  diskMinBytes?: number;
   now?: () => number;
   /** Failures of background work (log rewrites) that no request sees. */
   onError?: (e: Error) => void;
@@ -90,7 +121,13 @@ export class EmbeddedHotTier implements HotTier {
   private replayedSize = 0;
   /** Sample bytes released since the log was last rewritten (or since it began): what a rewrite would drop. */
   private releasedBytes = 0;
-  private pending: { buf: Buffer; apply: () => void; resolve: () => void; reject: (e: unknown) => void }[] = [];
+  /** `apply(at)`: the commit's records applied, `at` where its bytes start in the file. */
+  private pending: { buf: Buffer; apply: (at: number) => void; resolve: () => void; reject: (e: unknown) => void }[] = [];
+  /** Reads the bytes of logs kept in the file (its own descriptor: the append one is write-only). */
+  private reader!: LogFile;
+  /** Files replaced by a rewrite, still open for reads that took their offsets before it (closed after REWRITTEN_READ_MS). */
+  private readonly retired = new Set<LogFile>();
+  private readonly diskMin: number;
   private writing: Promise<void> | null = null;
   /** A failed append may have left bytes after `fileBytes`; they are cut off before the next write. */
   private torn = false;
@@ -101,6 +138,7 @@ export class EmbeddedHotTier implements HotTier {
     this.path = join(options.dir, 'hot.wal');
     this.now = options.now ?? Date.now;
     this.onError = options.onError ?? ((e) => process.emitWarning(e));
+    this.diskMin = options.diskMinBytes ?? DISK_MIN_BYTES;
   }
 
   static async open(options: EmbeddedHotTierOptions): Promise<EmbeddedHotTier> {
@@ -120,6 +158,7 @@ export class EmbeddedHotTier implements HotTier {
       closeSync(fd);
     }
     this.file = await open(this.path, 'a');
+    this.reader = { fd: openSync(this.path, 'r'), open: true };
     this.fileBytes = validBytes;
     if (this.shouldCompact())
       await this.compact().catch((e: Error) => this.onError(new Error(`rewriting the hot-tier log ${this.path} at start failed (the old log stays in use): ${e.message}`)));
@@ -149,10 +188,13 @@ export class EmbeddedHotTier implements HotTier {
         const piece = Buffer.allocUnsafe(Math.min(want, this.replayedSize - at));
         const n = readSync(fd, piece, 0, piece.length, at);
         if (n <= 0) break;
+        // Where `buf` starts in the file: appends kept on disk point there.
+        const bufAt = at - carry.length;
         at += n;
         const buf = carry.length > 0 ? Buffer.concat([carry, piece.subarray(0, n)]) : piece.subarray(0, n);
-        const { records, validBytes } = decodeWal(buf);
-        for (const r of records) this.apply(r);
+        // Views of the piece: kept logs copy them, logs kept on disk only note where they are.
+        const { records, validBytes } = decodeWal(buf, { views: true });
+        for (const r of records) this.apply(r, (data) => bufAt + data.byteOffset - buf.byteOffset);
         valid += validBytes;
         const rest = buf.length - validBytes;
         if (rest >= WAL_HEADER_BYTES) {
@@ -193,15 +235,16 @@ export class EmbeddedHotTier implements HotTier {
     return s;
   }
 
-  private apply(r: WalRecord): void {
+  /** Apply one logged record; `fileAt(data)` says where an append's data is in the log file. */
+  private apply(r: WalRecord, fileAt: (data: Uint8Array, i: number) => number): void {
     if (r.type === 'appends') {
-      for (const e of r.entries) this.applyAppend(this.shard(e), e);
+      for (let i = 0; i < r.entries.length; i++) this.applyAppend(this.shard(r.entries[i]!), r.entries[i]!, fileAt(r.entries[i]!.data, i));
       return;
     }
     const s = this.shard(r);
     switch (r.type) {
       case 'append':
-        this.applyAppend(s, r);
+        this.applyAppend(s, r, fileAt(r.data, 0));
         break;
       case 'release': {
         const w = s.windows.get(r.window);
@@ -212,6 +255,11 @@ export class EmbeddedHotTier implements HotTier {
           this.liveBytes -= log.length;
           this.releasedBytes += log.length;
           if (--log.series.logs === 0) this.series.delete(log.series.id);
+        } else if (log.disk) {
+          dropHead(log.disk, r.length);
+          this.liveBytes -= r.length;
+          this.releasedBytes += r.length;
+          log.length -= r.length;
         } else {
           // A copy, so the released bytes are freed.
           const rest = log.buf.slice(r.length, log.length);
@@ -232,16 +280,21 @@ export class EmbeddedHotTier implements HotTier {
     }
   }
 
-  private applyAppend(s: ShardState, r: WalAppend): void {
+  /** `at`: where `r.data` is in the log file. */
+  private applyAppend(s: ShardState, r: WalAppend, at: number): void {
     let w = s.windows.get(r.window);
     if (!w) s.windows.set(r.window, (w = new Map()));
     let log = w.get(r.id);
     if (!log) {
       const series = this.seriesOf(r.id, r.key);
       series.logs++;
-      w.set(series.id, (log = { series, buf: EMPTY, length: 0 }));
+      const disk = r.data.length >= this.diskMin ? { at: new Float64Array(8), n: 0 } : null;
+      w.set(series.id, (log = { series, buf: EMPTY, length: 0, disk }));
     }
-    appendTo(log, r.data);
+    if (log.disk) {
+      addSpan(log.disk, at, r.data.length);
+      log.length += r.data.length;
+    } else appendTo(log, r.data);
     this.liveBytes += r.data.length;
   }
 
@@ -268,9 +321,22 @@ export class EmbeddedHotTier implements HotTier {
 
   /** Append records to the log, fsync, then apply them; concurrent callers share one fsync. */
   private commit(records: WalRecord[]): Promise<void> {
-    const buf = Buffer.concat(records.map(encodeWalRecord));
+    // Where each record starts in `buf` and where its appends' data start in the record.
+    const starts: number[] = [];
+    const dataAt: number[][] = [];
+    let bytes = 0;
+    const parts = records.map((r) => {
+      const at: number[] = [];
+      const b = encodeWalRecordAt(r, at);
+      starts.push(bytes);
+      dataAt.push(at);
+      bytes += b.length;
+      return b;
+    });
+    const buf = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+    const apply = (fileAt: number) => records.forEach((r, i) => this.apply(r, (_, j) => fileAt + starts[i]! + dataAt[i]![j]!));
     return new Promise((resolve, reject) => {
-      this.pending.push({ buf, apply: () => records.forEach((r) => this.apply(r)), resolve, reject });
+      this.pending.push({ buf, apply, resolve, reject });
       this.writing ??= this.drain();
     });
   }
@@ -285,6 +351,7 @@ export class EmbeddedHotTier implements HotTier {
           const buf = Buffer.concat(batch.map((b) => b.buf));
           await this.writeAll(buf);
           if (this.options.fsync === 'always') await this.file.datasync();
+          let at = this.fileBytes;
           this.fileBytes += buf.length;
           let since = performance.now();
           for (const b of batch) {
@@ -293,7 +360,8 @@ export class EmbeddedHotTier implements HotTier {
               await nextTurn();
               since = performance.now();
             }
-            b.apply();
+            b.apply(at);
+            at += b.buf.length;
             b.resolve();
           }
         } catch (e) {
@@ -341,6 +409,8 @@ export class EmbeddedHotTier implements HotTier {
   /** Rewrite the log as the live state only; atomic by rename, so a crash keeps one whole file. */
   private async compact(): Promise<void> {
     const tmp = `${this.path}.tmp`;
+    // Logs kept on disk and where their bytes start in the new file (they move there once it is in place).
+    const moved: (Log | number)[] = [];
     const out = await open(tmp, 'w');
     let bytes = 0;
     try {
@@ -357,8 +427,10 @@ export class EmbeddedHotTier implements HotTier {
       };
       // Synchronous per record; an await only when a chunk is full (an await per record would
       // cost a microtask turn for each of millions of series logs).
-      const put = (r: WalRecord): boolean => {
+      const put = (r: WalRecord, log?: Log): boolean => {
         const b = encodeWalRecord(r);
+        // A log kept on disk is one piece of the new file, the record's data (its last bytes).
+        if (log?.disk) moved.push(log, bytes + b.length - log.length);
         chunk.push(b);
         chunkBytes += b.length;
         bytes += b.length;
@@ -372,7 +444,7 @@ export class EmbeddedHotTier implements HotTier {
         put({ type: 'generation', ns, shard, value: s.generation });
         if (put({ type: 'fence', ns, shard, value: s.fence })) await flushChunk();
         for (const [window, logs] of s.windows)
-          for (const [id, log] of logs) if (put({ type: 'append', ns, shard, window, id, key: keyText(log.series.key), data: flatten(log) })) await flushChunk();
+          for (const [id, log] of logs) if (put({ type: 'append', ns, shard, window, id, key: keyText(log.series.key), data: this.bytesOf(log) }, log)) await flushChunk();
       }
       await flushChunk();
       await out.sync();
@@ -384,6 +456,16 @@ export class EmbeddedHotTier implements HotTier {
     await out.close();
     await this.file.close();
     await rename(tmp, this.path);
+    // From here the old offsets mean nothing: the new file is read for every log kept on disk.
+    // Reads that took offsets in the old file keep reading it (the open descriptor keeps it) for a while.
+    const old = this.reader;
+    this.reader = { fd: openSync(this.path, 'r'), open: true };
+    this.retired.add(old);
+    setTimeout(() => this.retire(old), REWRITTEN_READ_MS).unref();
+    for (let i = 0; i < moved.length; i += 2) {
+      const log = moved[i] as Log;
+      log.disk = { at: Float64Array.of(moved[i + 1] as number, log.length, 0, 0), n: 1 };
+    }
     const dir = await open(this.options.dir, 'r');
     await dir.sync();
     await dir.close();
@@ -423,7 +505,54 @@ export class EmbeddedHotTier implements HotTier {
   async readWindow(ref: ShardRef, window: number): Promise<HotLog[]> {
     const logs = this.shard(ref).windows.get(window);
     if (!logs) return [];
-    return [...logs].map(([id, log]) => ({ id, key: log.series.key, window, data: flatten(log) }));
+    const out = [...logs].map(([id, log]) => this.hotLog(id, window, log));
+    // Read now (a flush takes every byte), yielding to the event loop between logs once a slice
+    // has run: a window of a busy shard is tens of MB.
+    let since = performance.now();
+    for (const log of out) {
+      if (performance.now() - since >= APPLY_SLICE_MS) {
+        await nextTurn();
+        since = performance.now();
+      }
+      void log.data;
+    }
+    return out;
+  }
+
+  /**
+   * A log as it is now. Bytes in memory are a view (later appends go past its end, or to a new
+   * buffer); bytes kept in the file are read when `data` is first asked for (a query decodes only
+   * the series its selector matches), from the offsets taken now: appends and releases never
+   * change bytes already in the file, and a rewrite leaves the old file open for a while.
+   */
+  private hotLog(id: string, window: number, log: Log): HotLog {
+    const key = log.series.key;
+    if (!log.disk) return { id, key, window, data: flatten(log) };
+    const file = this.reader;
+    const at = log.disk.at.slice(0, 2 * log.disk.n);
+    const { n } = log.disk;
+    const length = log.length;
+    const path = this.path;
+    let data: Uint8Array | undefined;
+    return {
+      id,
+      key,
+      window,
+      get data() {
+        return (data ??= readSpans(file, at, n, length, path));
+      },
+    };
+  }
+
+  /** A log's bytes now, from memory or read from the file (for a rewrite, which owns the state meanwhile). */
+  private bytesOf(log: Log): Uint8Array {
+    return log.disk ? readSpans(this.reader, log.disk.at, log.disk.n, log.length, this.path) : flatten(log);
+  }
+
+  private retire(file: LogFile): void {
+    if (!this.retired.delete(file)) return;
+    file.open = false;
+    closeSync(file.fd);
   }
 
   async release(lease: Lease, window: number, cursors: readonly HotCursor[]): Promise<void> {
@@ -437,7 +566,7 @@ export class EmbeddedHotTier implements HotTier {
     const logs: HotLog[] = [];
     for (const [window, series] of s.windows) {
       if (window + WINDOW_MS <= from || window >= to) continue;
-      for (const [id, log] of series) if (log.series.key.metric === metric) logs.push({ id, key: log.series.key, window, data: flatten(log) });
+      for (const [id, log] of series) if (log.series.key.metric === metric) logs.push(this.hotLog(id, window, log));
     }
     return { generation: s.generation, logs };
   }
@@ -522,10 +651,16 @@ export class EmbeddedHotTier implements HotTier {
   async close(): Promise<void> {
     while (this.writing) await this.writing;
     await this.file.close();
+    for (const f of [...this.retired]) this.retire(f);
+    this.reader.open = false;
+    closeSync(this.reader.fd);
   }
 }
 
 const EMPTY = new Uint8Array(0);
+
+/** How long a file replaced by a rewrite stays open for reads that took their offsets in it (a query's lazy reads, a flush). */
+const REWRITTEN_READ_MS = 60_000;
 
 /** Appends per log record and per turn of the event loop (a few milliseconds of encoding or applying). */
 const COMMIT_APPENDS = 4096;
@@ -556,6 +691,63 @@ function appendTo(log: Log, data: Uint8Array): void {
   }
   log.buf.set(data, log.length);
   log.length = need;
+}
+
+/** Note that a log's next bytes are at `at` in the file: one more piece, or the last one grown when they follow it. */
+function addSpan(d: Spans, at: number, length: number): void {
+  const last = 2 * (d.n - 1);
+  if (d.n > 0 && d.at[last]! + d.at[last + 1]! === at) {
+    d.at[last + 1]! += length;
+    return;
+  }
+  if (2 * d.n + 2 > d.at.length) {
+    const next = new Float64Array(Math.max(8, Math.ceil(d.at.length * 1.5)) & ~1);
+    next.set(d.at.subarray(0, 2 * d.n));
+    d.at = next;
+  }
+  d.at[2 * d.n] = at;
+  d.at[2 * d.n + 1] = length;
+  d.n++;
+}
+
+/** Drop a log's first `length` bytes (released by a flush) from its pieces. */
+function dropHead(d: Spans, length: number): void {
+  let i = 0;
+  let left = length;
+  while (left > 0 && i < d.n) {
+    const len = d.at[2 * i + 1]!;
+    if (len <= left) {
+      left -= len;
+      i++;
+    } else {
+      d.at[2 * i] = d.at[2 * i]! + left;
+      d.at[2 * i + 1] = len - left;
+      left = 0;
+    }
+  }
+  d.at.copyWithin(0, 2 * i, 2 * d.n);
+  d.n -= i;
+}
+
+/** A log's bytes from the file, piece by piece (positional reads: the page cache serves what was appended lately). */
+function readSpans(file: LogFile, at: Float64Array, n: number, length: number, path: string): Uint8Array {
+  // A read holding offsets from before a rewrite, after the old file was let go: asked again, it gets the new one's.
+  if (!file.open) throw new UnavailableError('hot tier', `the hot-tier log ${path} was rewritten since this read began; retry`, 1, 'failed');
+  const fd = file.fd;
+  const out = new Uint8Array(length);
+  let pos = 0;
+  for (let i = 0; i < n; i++) {
+    let off = at[2 * i]!;
+    const end = pos + at[2 * i + 1]!;
+    while (pos < end) {
+      const got = readSync(fd, out, pos, end - pos, off);
+      // The bytes were written and applied before anything pointed here: short means the file was cut.
+      if (got <= 0) throw new UnavailableError('hot tier', `reading the hot-tier log ${path}: ${end - pos} bytes missing at ${off}`, 5, 'failed');
+      pos += got;
+      off += got;
+    }
+  }
+  return out;
 }
 
 function splitShardKey(k: string): [string, string] {
