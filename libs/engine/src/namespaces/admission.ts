@@ -62,10 +62,14 @@ export class Admission {
     let metric: string | null = null;
     let policy!: NamespacePolicy;
     let g!: { policy: NamespacePolicy; check: SeriesRef[]; samples: number; metrics: Map<string, number> };
+    /** Samples of the current run of one metric, added to its count when the run ends. */
+    let run = 0;
     for (let i = 0; i < series.length; i++) {
       if ((i & 255) === 255 && slices.due()) await slices.pause();
       const s = series[i]!;
       if (s.key.metric !== metric) {
+        if (metric !== null) g.metrics.set(metric, (g.metrics.get(metric) ?? 0) + run);
+        run = 0;
         metric = s.key.metric;
         let p = policies.get(metric);
         if (!p) policies.set(metric, (p = set.resolve(metric)));
@@ -76,10 +80,11 @@ export class Admission {
       }
       checkSamples(policy, s, now);
       g.samples += s.ts.length;
-      g.metrics.set(metric, (g.metrics.get(metric) ?? 0) + s.ts.length);
+      run += s.ts.length;
       const seen = this.known.get(s.id);
-      if (seen === undefined || now - seen >= this.refreshMs) g.check.push({ metric: s.key.metric, id: s.id });
+      if (seen === undefined || now - seen >= this.refreshMs) g.check.push({ metric, id: s.id });
     }
+    if (metric !== null) g.metrics.set(metric, (g.metrics.get(metric) ?? 0) + run);
     for (const g of byNs.values()) this.takeRate(g.policy, g.samples, now);
     for (const [ns, g] of byNs) {
       if (g.check.length === 0) continue;
