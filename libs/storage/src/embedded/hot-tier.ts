@@ -268,7 +268,8 @@ export class EmbeddedHotTier implements HotTier {
 
   /** Append records to the log, fsync, then apply them; concurrent callers share one fsync. */
   private commit(records: WalRecord[]): Promise<void> {
-    const buf = Buffer.concat(records.map(encodeWalRecord));
+    // One record (every append commit) is its own buffer: a concat would copy it whole again.
+    const buf = records.length === 1 ? encodeWalRecord(records[0]!) : Buffer.concat(records.map(encodeWalRecord));
     return new Promise((resolve, reject) => {
       this.pending.push({ buf, apply: () => records.forEach((r) => this.apply(r)), resolve, reject });
       this.writing ??= this.drain();
@@ -282,7 +283,7 @@ export class EmbeddedHotTier implements HotTier {
         this.pending = [];
         try {
           await this.repair();
-          const buf = Buffer.concat(batch.map((b) => b.buf));
+          const buf = batch.length === 1 ? batch[0]!.buf : Buffer.concat(batch.map((b) => b.buf));
           await this.writeAll(buf);
           if (this.options.fsync === 'always') await this.file.datasync();
           this.fileBytes += buf.length;
