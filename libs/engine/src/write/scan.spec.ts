@@ -2,15 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { LimitError, ValidationError } from '@s4/core';
 import { runSteps } from '../concurrency.js';
 import { distinctSeries, scanSeriesSteps } from './scan.js';
-import { parseWrite, type WriteLimits } from './validate.js';
+import { parseWrite, type SeriesWrite, type WriteLimits } from './validate.js';
 
 const limits: WriteLimits = { maxSamplesPerRequest: 100, maxFieldsPerSample: 3, maxTags: 2, maxTagLength: 8, maxFutureMs: 1000, maxNestingDepth: 4 };
 const now = 1_000_000;
 const scan = (text: string) => runSteps(scanSeriesSteps(text, Buffer.from(text)));
 
-const outcome = (f: () => unknown) => {
+const outcome = (f: () => SeriesWrite[]) => {
   try {
-    return { ok: f() };
+    // A scanned entry is its own SeriesWrite (with the scanner's members besides): compared as one.
+    return { ok: f().map(({ id, key, ts, fields }) => ({ id, key, ts, fields })) };
   } catch (e) {
     return { error: e instanceof ValidationError ? e.issues : e instanceof LimitError ? (e as Error).message : e };
   }

@@ -1,5 +1,5 @@
 import { nameMap, type FieldValue, type SeriesIdentity, type Tags } from '@s4/core';
-import { identityOf, isName } from './validate.js';
+import { identityOf, isName, type SeriesWrite } from './validate.js';
 
 /**
  * A `{"series":[…]}` or `{"samples":[…]}` write body read straight from its bytes, for the scrape
@@ -23,7 +23,8 @@ export class ScannedWrite {
   ) {}
 }
 
-export interface ScannedEntry {
+/** An entry is also its series' SeriesWrite (`id`, `key`, `ts`, `fields`) when the body names each series once: no second object per series. */
+export interface ScannedEntry extends SeriesWrite {
   readonly ident: SeriesIdentity;
   /** The series' mark (shared by every key text of one identity): see distinctSeries. */
   readonly mark: SeriesMark;
@@ -299,7 +300,8 @@ export function* scanSeriesSteps(text: string, bytes: Uint8Array): Generator<voi
     }
     // The entry's closing brace, then `,` and the next entry or `]}` and the end of the body.
     if (bytes[i] !== 0x7d) return null;
-    entries.push({ ident: known.ident, mark: known.mark, ts, fields, names });
+    const { ident, mark } = known;
+    entries.push({ id: ident.id, key: ident.key, ts, fields, ident, mark, names });
     // A batch of rows is quicker through JSON.parse and the row path (an entry here is a map and two
     // arrays per sample: 1.8 against 1.27 us a sample for 100,000 rows of 200 series): scanned are
     // the few samples of single-sample writers.

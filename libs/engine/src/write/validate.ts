@@ -296,8 +296,9 @@ function* parseSteps(input: WriteBody, limits: WriteLimits, now: number, fast = 
     const what = samples ? 'samples' : 'series';
     if (samples) countSamples(entries.length);
     if (distinctSeries(entries)) {
-      // The scrape shape, each series once: an entry is its series' whole write, so it becomes
-      // one as it is (what grouping would make of it, without the map and a group per series).
+      // The scrape shape, each series once: an entry is its series' whole write, and is its
+      // SeriesWrite as it is (what grouping would make of it, without the map, a group and a
+      // second object per series).
       const out: SeriesWrite[] = [];
       for (let i = 0; i < entries.length && issues.length < MAX_ISSUES; i++) {
         if ((i & (STEP - 1)) === STEP - 1) yield;
@@ -309,7 +310,7 @@ function* parseSteps(input: WriteBody, limits: WriteLimits, now: number, fast = 
         if (ident.tagCount > limits.maxTags || ident.longestTagValue > limits.maxTagLength) {
           const problem = checkSeriesLimits(ident.key, limits)!;
           issues.push({ path: `${what}[${i}]${problem.path}`, message: problem.message });
-        } else if (issues.length === 0) out.push({ id: ident.id, key: ident.key, ts: e.ts, fields: e.fields });
+        } else if (issues.length === 0) out.push(e);
       }
       if (issues.length > 0) throw new ValidationError(issues.slice(0, MAX_ISSUES));
       return out;
