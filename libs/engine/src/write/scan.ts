@@ -20,6 +20,12 @@ export class ScannedWrite {
     public entries: ScannedEntry[],
     /** The entries are `samples` (one sample each), not `series`. */
     readonly samples: boolean,
+    /**
+     * No generation of the text cache was dropped while the body was scanned, so every entry of
+     * one series holds the same mark (distinctSeries may be asked); a mark is let go, and a new
+     * one made for its series, only when a generation is dropped.
+     */
+    readonly marksAgree = true,
   ) {}
 }
 
@@ -50,11 +56,12 @@ const marks = new Map<string, SeriesMark>();
 let requests = 0;
 
 /**
- * Whether no series appears twice among `entries` (the scrape shape: then each entry is its
+ * Whether no series appears twice among a scanned body's entries (the scrape shape: then each entry is its
  * series' whole write, and parseWrite needs no grouping map). Synchronous on purpose: a mark
  * holds one request's number at a time, so no other request may run between its reads.
  */
-export function distinctSeries(entries: readonly ScannedEntry[]): boolean {
+export function distinctSeries({ entries, marksAgree }: ScannedWrite): boolean {
+  if (!marksAgree) return false;
   const request = ++requests;
   for (let i = 0; i < entries.length; i++) {
     const m = entries[i]!.mark;
@@ -94,6 +101,8 @@ class TextIdentities {
   private current = new Map<number, KeyText[]>();
   private older = new Map<number, KeyText[]>();
   private size = 0;
+  /** Generations dropped so far. */
+  rotations = 0;
 
   constructor(private readonly perGeneration = 65_536) {}
 
@@ -113,6 +122,7 @@ class TextIdentities {
     // Counted before the older generation is dropped, so a mark moving up is never let go.
     mark.refs++;
     if (this.size >= this.perGeneration) {
+      this.rotations++;
       for (const list of this.older.values())
         for (const e of list) if (--e.mark.refs === 0) marks.delete(e.ident.id);
       this.older = this.current;
@@ -183,6 +193,7 @@ const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
  * shape above. `bytes` are the body's, `text` the same as a string (kept for the fallback). Never throws.
  */
 export function* scanSeriesSteps(text: string, bytes: Uint8Array): Generator<void, ScannedWrite | null> {
+  const rotations = identities.rotations;
   const samples = at(bytes, 0, SAMPLES);
   if (!samples && !at(bytes, 0, SERIES)) return null;
   const n = bytes.length;
@@ -314,7 +325,7 @@ export function* scanSeriesSteps(text: string, bytes: Uint8Array): Generator<voi
     if (c === 0x5d && bytes[i + 2] === 0x7d && i + 3 === n) break;
     return null;
   }
-  return new ScannedWrite(text, entries, samples);
+  return new ScannedWrite(text, entries, samples, identities.rotations === rotations);
 }
 
 const result = { value: 0, end: 0 };

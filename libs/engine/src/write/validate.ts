@@ -295,7 +295,7 @@ function* parseSteps(input: WriteBody, limits: WriteLimits, now: number, fast = 
     if (!usual) return yield* parseSteps({ kind: 'json', body: JSON.parse(text) as unknown }, limits, now, fast);
     const what = samples ? 'samples' : 'series';
     if (samples) countSamples(entries.length);
-    if (distinctSeries(entries)) {
+    if (distinctSeries(input.scanned)) {
       // The scrape shape, each series once: an entry is its series' whole write, and is its
       // SeriesWrite as it is (what grouping would make of it, without the map, a group and a
       // second object per series).
