@@ -56,30 +56,33 @@ export class Admission {
       this.knownFor = set;
     }
     const byNs = new Map<string, { policy: NamespacePolicy; check: SeriesRef[]; samples: number; metrics: Map<string, number> }>();
-    // The policy of each metric once per request, not per series.
-    const policies = new Map<string, NamespacePolicy>();
-    // A scrape sends a metric's series one after another: the lookups below are made once per run of one metric.
+    // Per metric of the request: its policy, its namespace's group and its samples, looked up
+    // once per run of one metric (a scrape's metrics alternate series by series: one lookup each).
+    const perMetric = new Map<string, MetricRun>();
     let metric: string | null = null;
-    let policy!: NamespacePolicy;
-    let g!: { policy: NamespacePolicy; check: SeriesRef[]; samples: number; metrics: Map<string, number> };
+    let run!: MetricRun;
     for (let i = 0; i < series.length; i++) {
       if ((i & 255) === 255 && slices.due()) await slices.pause();
       const s = series[i]!;
       if (s.key.metric !== metric) {
         metric = s.key.metric;
-        let p = policies.get(metric);
-        if (!p) policies.set(metric, (p = set.resolve(metric)));
-        policy = p;
-        let ng = byNs.get(policy.name);
-        if (!ng) byNs.set(policy.name, (ng = { policy, check: [], samples: 0, metrics: new Map() }));
-        g = ng;
+        let r = perMetric.get(metric);
+        if (!r) {
+          const policy = set.resolve(metric);
+          let g = byNs.get(policy.name);
+          if (!g) byNs.set(policy.name, (g = { policy, check: [], samples: 0, metrics: new Map() }));
+          perMetric.set(metric, (r = { policy, g, samples: 0 }));
+        }
+        run = r;
       }
-      checkSamples(policy, s, now);
-      g.samples += s.ts.length;
-      g.metrics.set(metric, (g.metrics.get(metric) ?? 0) + s.ts.length);
+      checkSamples(run.policy, s, now);
+      const n = s.ts.length;
+      run.samples += n;
+      run.g.samples += n;
       const seen = this.known.get(s.id);
-      if (seen === undefined || now - seen >= this.refreshMs) g.check.push({ metric: s.key.metric, id: s.id });
+      if (seen === undefined || now - seen >= this.refreshMs) run.g.check.push({ metric, id: s.id });
     }
+    for (const [m, r] of perMetric) r.g.metrics.set(m, r.samples);
     for (const g of byNs.values()) this.takeRate(g.policy, g.samples, now);
     for (const [ns, g] of byNs) {
       if (g.check.length === 0) continue;
@@ -131,6 +134,13 @@ export class Admission {
   }
 }
 
+/** A metric's share of a request in `admit`. */
+interface MetricRun {
+  readonly policy: NamespacePolicy;
+  readonly g: { policy: NamespacePolicy; check: SeriesRef[]; samples: number; metrics: Map<string, number> };
+  samples: number;
+}
+
 function seriesLimit(limit: CardinalityLimit, max: number, ns: string, metric: string): LimitError {
   const what = limit === 'maxActiveSeries' ? `${max} active series (written within the last hour)` : `${max} new series per minute`;
   return new LimitError(limit, max, `namespace ${ns} has reached its limit of ${what}: new series of metric ${JSON.stringify(metric)} are refused; existing series keep writing`, 429, limit === 'maxNewSeriesPerMinute' ? 60 : undefined);
@@ -139,9 +149,10 @@ function seriesLimit(limit: CardinalityLimit, max: number, ns: string, metric: s
 /** Backfill window and fields per sample, as the namespace sets them. */
 function checkSamples(policy: NamespacePolicy, s: SeriesWrite, now: number): void {
   const oldest = now - policy.backfillMs;
-  for (const ts of s.ts)
-    if (ts < oldest)
-      throw new LimitError('backfill', policy.backfillMs, `a sample of metric ${JSON.stringify(s.key.metric)} at ${new Date(ts).toISOString()} is older than namespace ${policy.name}'s backfill window (${policy.backfillMs} ms)`);
+  const times = s.ts;
+  for (let i = 0; i < times.length; i++)
+    if (times[i]! < oldest)
+      throw new LimitError('backfill', policy.backfillMs, `a sample of metric ${JSON.stringify(s.key.metric)} at ${new Date(times[i]!).toISOString()} is older than namespace ${policy.name}'s backfill window (${policy.backfillMs} ms)`);
   const max = policy.limits.maxFields;
   // The columns of a series are the union of its samples' fields: only a wide union needs a
   // per-sample count (counted without an array per series: a request may hold 40,000 of them).

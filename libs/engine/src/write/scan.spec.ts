@@ -1,16 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { LimitError, ValidationError } from '@s4/core';
 import { runSteps } from '../concurrency.js';
-import { scanSeriesSteps } from './scan.js';
-import { parseWrite, type WriteLimits } from './validate.js';
+import { distinctSeries, scanSeriesSteps } from './scan.js';
+import { parseWrite, type SeriesWrite, type WriteLimits } from './validate.js';
 
 const limits: WriteLimits = { maxSamplesPerRequest: 100, maxFieldsPerSample: 3, maxTags: 2, maxTagLength: 8, maxFutureMs: 1000, maxNestingDepth: 4 };
 const now = 1_000_000;
 const scan = (text: string) => runSteps(scanSeriesSteps(text, Buffer.from(text)));
 
-const outcome = (f: () => unknown) => {
+const outcome = (f: () => SeriesWrite[]) => {
   try {
-    return { ok: f() };
+    // A scanned entry is its own SeriesWrite (with the scanner's members besides): compared as one.
+    return { ok: f().map(({ id, key, ts, fields }) => ({ id, key, ts, fields })) };
   } catch (e) {
     return { error: e instanceof ValidationError ? e.issues : e instanceof LimitError ? (e as Error).message : e };
   }
@@ -150,4 +151,44 @@ describe('scanSeriesSteps (write bodies read from their text)', () => {
     expect(out).toHaveLength(1);
     expect(out[0]!.ts).toEqual([1, 2]);
   });
+});
+
+describe('distinctSeries (a scrape body needs no grouping)', () => {
+  const entry = (tags: string, ts: number) => `{"metric":"m","tags":{${tags}},"ts":[${ts}],"fields":{"v":[${ts}]}}`;
+  const body = (entries: string[]) => `{"series":[${entries.join(',')}]}`;
+
+  it('tells a body of distinct series from one naming a series twice, by its id', () => {
+    expect(distinctSeries(scan(body([entry('"a":"1"', 1), entry('"a":"2"', 1)]))!)).toBe(true);
+    expect(distinctSeries(scan(body([entry('"a":"1"', 1), entry('"a":"1"', 2)]))!)).toBe(false);
+    expect(distinctSeries(scan(body([entry('"a":"1","b":"2"', 1), entry('"b":"2","a":"1"', 2)]))!)).toBe(false);
+    // Asked again, the same entries are still distinct (a mark is per request).
+    const twice = scan(body([entry('"a":"1"', 1), entry('"a":"2"', 1)]))!;
+    expect(distinctSeries(twice)).toBe(true);
+    expect(distinctSeries(twice)).toBe(true);
+  });
+
+  it('still sees a series twice after the text cache turned over its generations', () => {
+    const a = '"k":"x","j":"y"';
+    const b = '"j":"y","k":"x"';
+    scan(body([entry(a, 1)]));
+    for (let round = 0; round < 3; round++) {
+      // 70,000 other series: more than a generation of the text cache (and of the identity cache below it).
+      for (let from = 0; from < 70_000; from += 10_000) scan(body(Array.from({ length: 10_000 }, (_, i) => entry(`"n":"${round}-${from + i}"`, 1))));
+      const both = scan(body([entry(a, 2), entry(b, 3)]))!;
+      expect(both.entries[0]!.ident.id).toBe(both.entries[1]!.ident.id);
+      expect(distinctSeries(both)).toBe(false);
+      const out = parseWrite({ kind: 'scanned', scanned: both }, { ...limits, maxSamplesPerRequest: 10 }, now);
+      expect(out).toHaveLength(1);
+      expect(out[0]!.ts).toEqual([2, 3]);
+    }
+  }, 60_000);
+
+  it('does not answer for a body during whose scan the text cache dropped a generation (the grouping path takes it)', () => {
+    // More new series than a generation holds, in one body: the cache turns over while it is scanned.
+    const big = scan(body(Array.from({ length: 70_000 }, (_, i) => entry(`"big":"${i}"`, 1))))!;
+    expect(big.marksAgree).toBe(false);
+    expect(distinctSeries(big)).toBe(false);
+    expect(parseWrite({ kind: 'scanned', scanned: big }, { ...limits, maxSamplesPerRequest: 100_000 }, now)).toHaveLength(70_000);
+    expect(scan(body([entry('"a":"1"', 1)]))!.marksAgree).toBe(true);
+  }, 60_000);
 });

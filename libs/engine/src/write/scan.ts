@@ -1,5 +1,5 @@
 import { nameMap, type FieldValue, type SeriesIdentity, type Tags } from '@s4/core';
-import { identityOf, isName } from './validate.js';
+import { identityOf, isName, type SeriesWrite } from './validate.js';
 
 /**
  * A `{"series":[…]}` or `{"samples":[…]}` write body read straight from its bytes, for the scrape
@@ -20,16 +20,55 @@ export class ScannedWrite {
     public entries: ScannedEntry[],
     /** The entries are `samples` (one sample each), not `series`. */
     readonly samples: boolean,
+    /**
+     * No generation of the text cache was dropped while the body was scanned, so every entry of
+     * one series holds the same mark (distinctSeries may be asked); a mark is let go, and a new
+     * one made for its series, only when a generation is dropped.
+     */
+    readonly marksAgree = true,
   ) {}
 }
 
-export interface ScannedEntry {
+/** An entry is also its series' SeriesWrite (`id`, `key`, `ts`, `fields`) when the body names each series once: no second object per series. */
+export interface ScannedEntry extends SeriesWrite {
   readonly ident: SeriesIdentity;
+  /** The series' mark (shared by every key text of one identity): see distinctSeries. */
+  readonly mark: SeriesMark;
   readonly ts: number[];
   /** The columns by name (a map without a prototype); every column is as long as `ts`. */
   readonly fields: Record<string, FieldValue[]>;
   /** How many fields. */
   readonly names: number;
+}
+
+/**
+ * Which request last looked at a series (distinctSeries). One per series id, shared by every key
+ * text the cache holds for it (tags in another order name the same series), for as long as one
+ * of them is cached (`refs`: how many).
+ */
+export interface SeriesMark {
+  request: number;
+  refs: number;
+}
+
+/** The marks of the series the text cache holds, by id. */
+const marks = new Map<string, SeriesMark>();
+let requests = 0;
+
+/**
+ * Whether no series appears twice among a scanned body's entries (the scrape shape: then each entry is its
+ * series' whole write, and parseWrite needs no grouping map). Synchronous on purpose: a mark
+ * holds one request's number at a time, so no other request may run between its reads.
+ */
+export function distinctSeries({ entries, marksAgree }: ScannedWrite): boolean {
+  if (!marksAgree) return false;
+  const request = ++requests;
+  for (let i = 0; i < entries.length; i++) {
+    const m = entries[i]!.mark;
+    if (m.request === request) return false;
+    m.request = request;
+  }
+  return true;
 }
 
 /** At most this many entries of a `samples` body are scanned (see the check where entries are added). */
@@ -62,37 +101,47 @@ class TextIdentities {
   private current = new Map<number, KeyText[]>();
   private older = new Map<number, KeyText[]>();
   private size = 0;
+  /** Generations dropped so far. */
+  rotations = 0;
 
   constructor(private readonly perGeneration = 65_536) {}
 
   /** The identity of the key text bytes[start, end), or null when its names are not all plain (the general path words the refusal). */
-  of(bytes: Uint8Array, start: number, end: number): SeriesIdentity | null {
+  of(bytes: Uint8Array, start: number, end: number): KeyText | null {
     let h = 0x811c9dc5;
     for (let i = start; i < end; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
     const len = end - start;
     const found = find(this.current.get(h), bytes, start, len) ?? find(this.older.get(h), bytes, start, len);
-    if (found && found.generation === this.current) return found.ident;
+    if (found && found.generation === this.current) return found;
     // A copy, not a view: a view would keep the whole body alive for as long as the cache holds it.
     const key = found?.key ?? bytes.slice(start, end);
     const ident = found?.ident ?? identityOfText(latin1(key, 0, len));
     if (!ident) return null;
+    let mark = found?.mark ?? marks.get(ident.id);
+    if (!mark) marks.set(ident.id, (mark = { request: 0, refs: 0 }));
+    // Counted before the older generation is dropped, so a mark moving up is never let go.
+    mark.refs++;
     if (this.size >= this.perGeneration) {
+      this.rotations++;
+      for (const list of this.older.values())
+        for (const e of list) if (--e.mark.refs === 0) marks.delete(e.ident.id);
       this.older = this.current;
       this.current = new Map();
       this.size = 0;
     }
-    const entry: KeyText = { key, ident, generation: this.current };
+    const entry: KeyText = { key, ident, mark, generation: this.current };
     const list = this.current.get(h);
     if (list) list.push(entry);
     else this.current.set(h, [entry]);
     this.size++;
-    return ident;
+    return entry;
   }
 }
 
 interface KeyText {
   readonly key: Uint8Array;
   readonly ident: SeriesIdentity;
+  readonly mark: SeriesMark;
   /** The generation map it was put in. */
   readonly generation: Map<number, KeyText[]>;
 }
@@ -144,6 +193,7 @@ const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
  * shape above. `bytes` are the body's, `text` the same as a string (kept for the fallback). Never throws.
  */
 export function* scanSeriesSteps(text: string, bytes: Uint8Array): Generator<void, ScannedWrite | null> {
+  const rotations = identities.rotations;
   const samples = at(bytes, 0, SAMPLES);
   if (!samples && !at(bytes, 0, SERIES)) return null;
   const n = bytes.length;
@@ -183,8 +233,8 @@ export function* scanSeriesSteps(text: string, bytes: Uint8Array): Generator<voi
         }
     }
     if (!at(bytes, j, TS)) return null;
-    const ident = identities.of(bytes, keyStart, j);
-    if (!ident) return null;
+    const known = identities.of(bytes, keyStart, j);
+    if (!known) return null;
     i = j + TS.length;
     // Timestamps: non-negative integers of at most 15 digits (exact), no leading zero; a sample's one bare.
     const ts: number[] = [];
@@ -261,7 +311,8 @@ export function* scanSeriesSteps(text: string, bytes: Uint8Array): Generator<voi
     }
     // The entry's closing brace, then `,` and the next entry or `]}` and the end of the body.
     if (bytes[i] !== 0x7d) return null;
-    entries.push({ ident, ts, fields, names });
+    const { ident, mark } = known;
+    entries.push({ id: ident.id, key: ident.key, ts, fields, ident, mark, names });
     // A batch of rows is quicker through JSON.parse and the row path (an entry here is a map and two
     // arrays per sample: 1.8 against 1.27 us a sample for 100,000 rows of 200 series): scanned are
     // the few samples of single-sample writers.
@@ -274,7 +325,7 @@ export function* scanSeriesSteps(text: string, bytes: Uint8Array): Generator<voi
     if (c === 0x5d && bytes[i + 2] === 0x7d && i + 3 === n) break;
     return null;
   }
-  return new ScannedWrite(text, entries, samples);
+  return new ScannedWrite(text, entries, samples, identities.rotations === rotations);
 }
 
 const result = { value: 0, end: 0 };

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { LimitError, SeriesIdentities, ValidationError, nameMap, own, type FieldValue, type SeriesIdentity, type SeriesKey, type Tags, type ValidationIssue } from '@s4/core';
 import { runSteps, runStepsSliced } from '../concurrency.js';
 import type { Fields } from './records.js';
-import type { ScannedWrite } from './scan.js';
+import { distinctSeries, type ScannedWrite } from './scan.js';
 
 export interface WriteLimits {
   readonly maxSamplesPerRequest: number;
@@ -295,6 +295,26 @@ function* parseSteps(input: WriteBody, limits: WriteLimits, now: number, fast = 
     if (!usual) return yield* parseSteps({ kind: 'json', body: JSON.parse(text) as unknown }, limits, now, fast);
     const what = samples ? 'samples' : 'series';
     if (samples) countSamples(entries.length);
+    if (distinctSeries(input.scanned)) {
+      // The scrape shape, each series once: an entry is its series' whole write, and is its
+      // SeriesWrite as it is (what grouping would make of it, without the map, a group and a
+      // second object per series).
+      const out: SeriesWrite[] = [];
+      for (let i = 0; i < entries.length && issues.length < MAX_ISSUES; i++) {
+        if ((i & (STEP - 1)) === STEP - 1) yield;
+        const e = entries[i]!;
+        if (!samples) countSamples(e.ts.length);
+        // As below: once a series body has a problem, its entries are counted but not checked.
+        if (!samples && issues.length > 0) continue;
+        const { ident } = e;
+        if (ident.tagCount > limits.maxTags || ident.longestTagValue > limits.maxTagLength) {
+          const problem = checkSeriesLimits(ident.key, limits)!;
+          issues.push({ path: `${what}[${i}]${problem.path}`, message: problem.message });
+        } else if (issues.length === 0) out.push(e);
+      }
+      if (issues.length > 0) throw new ValidationError(issues.slice(0, MAX_ISSUES));
+      return out;
+    }
     for (let i = 0; i < entries.length && issues.length < MAX_ISSUES; i++) {
       if ((i & (STEP - 1)) === STEP - 1) yield;
       const e = entries[i]!;

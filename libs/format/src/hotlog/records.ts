@@ -58,6 +58,30 @@ export class RecordEncoder {
   /** `record` for sample `i` of a map of columns (no arrays of names and keys built per series). */
   recordOf(ts: number, fields: Readonly<Record<string, readonly FieldValue[]>>, i: number, where: string): void {
     const start = this.pos - this.mark;
+    // One walk over the fields (a for...in over a prototype-less map builds its key list each
+    // time): the header's count, a fixmap's one byte, is filled in after them.
+    this.header(ts, 0);
+    const countAt = this.pos - 1 - this.mark;
+    let present = 0;
+    for (const f in fields) {
+      const v = fields[f]![i];
+      if (v !== null && v !== undefined) {
+        this.field(this.keyOf(f), v);
+        present++;
+      }
+    }
+    if (present < 16) {
+      // `field` may have moved the pending bytes to a new buffer: the count's place is relative to `mark`.
+      this.buf[this.mark + countAt] = 0x80 | present;
+      this.check(start, ts, where);
+      return;
+    }
+    // 16 fields or more take a longer header: written again the two-pass way.
+    this.pos = this.mark + start;
+    this.recordOfWide(ts, fields, i, where, start);
+  }
+
+  private recordOfWide(ts: number, fields: Readonly<Record<string, readonly FieldValue[]>>, i: number, where: string, start: number): void {
     let present = 0;
     for (const f in fields) {
       const v = fields[f]![i];

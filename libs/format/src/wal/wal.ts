@@ -143,8 +143,11 @@ export function encodeWalAppends(entries: readonly WalAppend[]): Buffer {
 function encodeAppends(entries: readonly WalAppend[], dataAt: number[] | undefined): Buffer {
   const names = new Map<string, number>();
   let bound = WAL_HEADER_BYTES + 1 + 4 + 4;
-  for (const e of entries) {
-    if (!names.has(e.ns)) {
+  // Appends come in runs of one namespace (usually all of them): the table is looked at when it changes.
+  let lastNs: string | null = null;
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i]!;
+    if (e.ns !== lastNs && !names.has((lastNs = e.ns))) {
       names.set(e.ns, names.size);
       bound += 4 + 3 * e.ns.length;
     }
@@ -174,17 +177,25 @@ function encodeAppends(entries: readonly WalAppend[], dataAt: number[] | undefin
   putU32(names.size);
   for (const ns of names.keys()) putStr(ns);
   putU32(entries.length);
-  for (const e of entries) {
-    putU32(names.get(e.ns)!);
+  lastNs = null;
+  let nsIndex = 0;
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i]!;
+    if (e.ns !== lastNs) nsIndex = names.get((lastNs = e.ns))!;
+    putU32(nsIndex);
     putU32(e.shard);
     b.writeDoubleLE(e.window, p);
     p += 8;
     putStr(e.id);
     putStr(e.key);
-    putU32(e.data.length);
+    const data = e.data;
+    const n = data.length;
+    putU32(n);
     dataAt?.push(p);
-    b.set(e.data, p);
-    p += e.data.length;
+    // A scrape's record is a few bytes: a loop, where TypedArray#set's call costs more than the copy.
+    if (n <= 64) for (let j = 0; j < n; j++) b[p + j] = data[j]!;
+    else b.set(data, p);
+    p += n;
   }
   b.writeUInt32LE(p - WAL_HEADER_BYTES, 0);
   b.writeUInt32LE(crc32(b.subarray(WAL_HEADER_BYTES, p)), 4);

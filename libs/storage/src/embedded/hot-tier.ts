@@ -333,6 +333,7 @@ export class EmbeddedHotTier implements HotTier {
       bytes += b.length;
       return b;
     });
+    // One record (every append commit) is its own buffer: a concat would copy it whole again.
     const buf = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
     const apply = (fileAt: number) => records.forEach((r, i) => this.apply(r, (_, j) => fileAt + starts[i]! + dataAt[i]![j]!));
     return new Promise((resolve, reject) => {
@@ -348,7 +349,7 @@ export class EmbeddedHotTier implements HotTier {
         this.pending = [];
         try {
           await this.repair();
-          const buf = Buffer.concat(batch.map((b) => b.buf));
+          const buf = batch.length === 1 ? batch[0]!.buf : Buffer.concat(batch.map((b) => b.buf));
           await this.writeAll(buf);
           if (this.options.fsync === 'always') await this.file.datasync();
           let at = this.fileBytes;
