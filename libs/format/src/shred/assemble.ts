@@ -5,14 +5,15 @@ import { setOwn } from '../codec/bytes.js';
 import type { NodeColumn } from './nodes.js';
 import type { Selection } from './path.js';
 import { MISSING } from './project.js';
+import type { JsonBytes } from './json-bytes.js';
 import { Kind } from './shred.js';
 
 const WHAT = 'shredded field';
 
 interface Member {
   readonly key: string;
-  /** `"key":` as JSON, for the text writer. */
-  readonly keyJson: string;
+  /** `"key":` as JSON in UTF-8, for the text writer. */
+  readonly keyJson: Uint8Array;
   readonly cursor: Cursor;
 }
 
@@ -52,33 +53,10 @@ class Cursor {
           if (!child) throw new CorruptDataError(WHAT, `column ${node.path} has objects with key ${JSON.stringify(key)} but no column for it`);
           members.set(key, (cursor = new Cursor(child, s)));
         }
-        plan.push({ key, keyJson: `${JSON.stringify(key)}:`, cursor });
+        plan.push({ key, keyJson: utf8.encode(`${JSON.stringify(key)}:`), cursor });
       }
       return plan;
     });
-  }
-
-  private numJson: string[] | null = null;
-  private strJson: Map<string, string> | null = null;
-
-  /**
-   * The JSON text of the next number, all of the column's formatted on first use. Formatting a
-   * double is the dear part of writing records as JSON (about half a microsecond each), and
-   * sensor columns repeat values (satellite numbers, 0.1-step readings), so each distinct value
-   * is formatted once.
-   */
-  numText(): string {
-    if (!this.numJson) this.numJson = numberTexts(this.node.nums);
-    return this.numJson[this.n++]!;
-  }
-
-  /** The JSON text of the next string; dictionary columns repeat few strings, so each is quoted once. */
-  strText(): string {
-    const v = this.node.strs[this.s++]!;
-    const cache = (this.strJson ??= new Map<string, string>());
-    let t = cache.get(v);
-    if (t === undefined) cache.set(v, (t = JSON.stringify(v)));
-    return t;
   }
 
   kind(): number {
@@ -91,34 +69,6 @@ class Cursor {
     return this.elem;
   }
 }
-
-/**
- * JSON.stringify of each number (NaN and ±Infinity as null, −0 as 0). Each distinct value is
- * formatted once while values repeat; a column that does not repeat (positions, timestamps) is
- * formatted plainly after a probe, as the map would only cost there.
- */
-function numberTexts(nums: Float64Array): string[] {
-  const out = new Array<string>(nums.length);
-  const seen = new Map<number, string>();
-  let hits = 0;
-  let i = 0;
-  for (; i < nums.length; i++) {
-    if (i === PROBE && hits < PROBE / 2) break;
-    const v = nums[i]!;
-    let t = seen.get(v);
-    if (t === undefined) {
-      t = Number.isFinite(v) ? String(v) : 'null';
-      if (seen.size < 65_536) seen.set(v, t);
-    } else hits++;
-    out[i] = t;
-  }
-  for (; i < nums.length; i++) {
-    const v = nums[i]!;
-    out[i] = Number.isFinite(v) ? String(v) : 'null';
-  }
-  return out;
-}
-const PROBE = 4096;
 
 function take(c: Cursor): FieldValue | typeof MISSING {
   const node = c.node;
@@ -178,43 +128,54 @@ export function assembleField(root: NodeColumn, sel: Selection): FieldValue[] {
   return out;
 }
 
-/** As take, but returns JSON text (JSON.stringify's: NaN and ±Infinity as null, −0 as 0); null for MISSING. */
-function text(c: Cursor): string | null {
+/**
+ * As take, but writes the value's JSON text (JSON.stringify's) into `out`. The caller has checked
+ * with skips() that the occurrence is not left out.
+ */
+function write(c: Cursor, out: JsonBytes): void {
   const node = c.node;
   switch (c.kind()) {
     case Kind.Null:
-      return c.all ? 'null' : null;
-    case Kind.Bool: {
-      const v = bitAt(node.bools, c.b++);
-      return c.all ? (v ? 'true' : 'false') : null;
-    }
+      out.ascii('null');
+      return;
+    case Kind.Bool:
+      out.ascii(bitAt(node.bools, c.b++) ? 'true' : 'false');
+      return;
     case Kind.Num:
-      if (c.all) return c.numText();
-      c.n++;
-      return null;
+      out.number(node.nums[c.n++]!);
+      return;
     case Kind.Str:
-      if (c.all) return c.strText();
-      c.s++;
-      return null;
+      out.string(node.strs[c.s++]!);
+      return;
     case Kind.Arr: {
       const len = node.lens[c.a++]!;
-      if (len === 0) return '[]';
-      const e = c.element();
-      let out = '[';
-      for (let j = 0; j < len; j++) {
-        const x = text(e);
-        if (x !== null) out += out.length === 1 ? x : `,${x}`;
+      out.byte(0x5b);
+      if (len > 0) {
+        const e = c.element();
+        let first = true;
+        for (let j = 0; j < len; j++) {
+          if (skip(e)) continue;
+          if (!first) out.byte(0x2c);
+          write(e, out);
+          first = false;
+        }
       }
-      return `${out}]`;
+      out.byte(0x5d);
+      return;
     }
     case Kind.Obj: {
       const plan = c.plans[node.shapeIds ? node.shapeIds[c.o++]! : 0]!;
-      let out = '{';
+      out.byte(0x7b);
+      let first = true;
       for (const m of plan) {
-        const x = text(m.cursor);
-        if (x !== null) out += out.length === 1 ? m.keyJson + x : `,${m.keyJson}${x}`;
+        if (skip(m.cursor)) continue;
+        if (!first) out.byte(0x2c);
+        out.bytes(m.keyJson);
+        write(m.cursor, out);
+        first = false;
       }
-      return `${out}}`;
+      out.byte(0x7d);
+      return;
     }
     default:
       throw new CorruptDataError(WHAT, `column ${node.path}: unknown kind`);
@@ -222,28 +183,52 @@ function text(c: Cursor): string | null {
 }
 
 /**
- * The JSON text of each sample's (projected) value, written straight from the columns without
- * building the values: what a server streams as NDJSON. Equals JSON.stringify of assembleField's
- * values ("null" for a sample without the field).
+ * Whether the next occurrence is left out by the projection (a scalar or null of a projected
+ * node: only the objects and arrays above the selected paths stay), and if so steps over it.
  */
-export function fieldJson(root: NodeColumn, sel: Selection): string[] {
-  return fieldTexts(root, sel).map((t) => t ?? 'null');
+function skip(c: Cursor): boolean {
+  if (c.all) return false;
+  const node = c.node;
+  const kind = node.kinds ? node.kinds[c.k]! : node.kind;
+  switch (kind) {
+    case Kind.Null:
+      break;
+    case Kind.Bool:
+      c.b++;
+      break;
+    case Kind.Num:
+      c.n++;
+      break;
+    case Kind.Str:
+      c.s++;
+      break;
+    default:
+      return false;
+  }
+  if (node.kinds) c.k++;
+  return true;
 }
 
 /**
- * As fieldJson, but null where assembleField's value is null (the sample lacks the field, holds
- * null, or has none of the selected paths), so a writer can leave such samples out; a NaN is
- * still the text "null", as JSON.stringify writes it.
+ * Writes each sample's (projected) value of a shredded field as JSON text, straight from the
+ * columns without building the values: `next(out)` writes the next sample's, or nothing and
+ * false where assembleField's value is null (the sample lacks the field, holds null, or has none
+ * of the selected paths), so that a writer can leave such samples out; a NaN is still the text
+ * "null", as JSON.stringify writes it.
  */
-export function fieldTexts(root: NodeColumn, sel: Selection): (string | null)[] {
+export function fieldWriter(root: NodeColumn, sel: Selection): (out: JsonBytes, prefix: Uint8Array) => boolean {
   const c = new Cursor(root, sel);
-  const out = new Array<string | null>(root.count);
-  for (let i = 0; i < root.count; i++) {
+  return (out, prefix) => {
     const kind = root.kinds ? root.kinds[c.k] : root.kind;
     if (kind === Kind.Null) {
       c.k++;
-      out[i] = null;
-    } else out[i] = text(c);
-  }
-  return out;
+      return false;
+    }
+    if (skip(c)) return false;
+    out.bytes(prefix);
+    write(c, out);
+    return true;
+  };
 }
+
+const utf8 = new TextEncoder();
