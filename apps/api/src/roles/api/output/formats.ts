@@ -1,6 +1,6 @@
 import { nameMap, own, sortedTags, type FieldValue } from '@s4/core';
 import type { ColumnSlice, SeriesResult } from '@s4/engine';
-import { assemble, columnWriter, JsonBytes, msgpack, sliceColumns, type BlockColumns } from '@s4/format';
+import { assemble, columnTexts, columnWriter, JsonBytes, msgpack, sliceColumns, type BlockColumns } from '@s4/format';
 import { nodeWire } from './columns-wire.js';
 
 export const FORMATS = ['json', 'msgpack', 'csv', 'ndjson'] as const;
@@ -87,7 +87,7 @@ function* columnarJson(out: JsonBytes, s: SeriesResult, slices: readonly ColumnS
 }
 
 /** One sample per line, exactly the NDJSON write format, so an export can be imported again. */
-async function* ndjson(results: AsyncIterable<SeriesResult>): AsyncGenerator<string | Buffer> {
+async function* ndjson(results: AsyncIterable<SeriesResult>): AsyncGenerator<string> {
   for await (const s of results) {
     if (s.slices) {
       yield* columnarNdjson(s, s.slices, s.names ?? []);
@@ -116,32 +116,40 @@ async function* ndjson(results: AsyncIterable<SeriesResult>): AsyncGenerator<str
   }
 }
 
-/** NDJSON lines of a columnar series, each field's text written from the columns (null values left out). */
-function* columnarNdjson(s: SeriesResult, slices: readonly ColumnSlice[], names: readonly string[]): Generator<Buffer> {
-  const out = new JsonBytes(PIECE);
-  const head = utf8.encode(`{"metric":${JSON.stringify(s.metric)},"tags":${JSON.stringify(Object.fromEntries(sortedTags(s.tags)))},"ts":`);
-  const firstKeys = names.map((f) => utf8.encode(`${JSON.stringify(f)}:`));
-  const nextKeys = names.map((f) => utf8.encode(`,${JSON.stringify(f)}:`));
+/**
+ * NDJSON lines of a columnar series, each field's text written from the columns (null values left
+ * out). Still built as strings: written as bytes (JsonBytes, as the JSON answer is) it measured
+ * slower in the server (R4 3.3 s against 2.4 s of CPU), though faster in-process; not understood yet.
+ */
+function* columnarNdjson(s: SeriesResult, slices: readonly ColumnSlice[], names: readonly string[]): Generator<string> {
+  const head = `{"metric":${JSON.stringify(s.metric)},"tags":${JSON.stringify(Object.fromEntries(sortedTags(s.tags)))},"ts":`;
+  const keys = names.map((f) => JSON.stringify(f));
+  let piece = '';
   for (const x of slices) {
     const p = sliceColumns(x.columns, x.lo, x.hi);
-    const writers = names.map((name) => (p.fields.has(name) ? columnWriter(p, name) : null));
+    const texts = names.map((name) => (p.fields.has(name) ? columnTexts(p, name) : null));
     for (let i = 0; i < p.ts.length; i++) {
-      out.bytes(head);
-      out.number(p.ts[i]!);
-      out.ascii(',"fields":{');
-      let sep = false;
-      for (let f = 0; f < writers.length; f++) if (writers[f]?.(out, sep ? nextKeys[f]! : firstKeys[f]!)) sep = true;
-      out.ascii('}}\n');
-      if (out.ready) yield* buffers(out.take());
+      let line = `${head}${p.ts[i]},"fields":{`;
+      let sep = '';
+      for (let f = 0; f < names.length; f++) {
+        const t = texts[f]?.[i];
+        if (t === null || t === undefined) continue;
+        line += `${sep}${keys[f]}:${t}`;
+        sep = ',';
+      }
+      piece += `${line}}}\n`;
+      if (piece.length >= PIECE) {
+        yield piece;
+        piece = '';
+      }
     }
   }
-  yield* buffers(out.end());
+  if (piece) yield piece;
 }
 
 const COMMA = 0x2c;
 const COMMA_BYTES = Uint8Array.of(COMMA);
 const NOTHING = new Uint8Array(0);
-const utf8 = new TextEncoder();
 
 /** Written pieces as Buffers (views, no copy) for the socket. */
 function* buffers(pieces: readonly Uint8Array[]): Generator<Buffer> {
