@@ -5,7 +5,8 @@
 //   node scripts/bench/records-r4.mjs read   # start S4 on that dir, time R4 (BENCH_REPEATS rounds, median)
 //
 // Knobs: BENCH_WORK (/tmp/s4-r4), BENCH_S4_PORT (18480), BENCH_MACHINES (300), BENCH_RECORD_MINUTES
-// (20), BENCH_REPEATS (3), BENCH_R4_VARIANTS (sdk,column,json; also built: records built, not held), BENCH_S4_CACHE_BYTES (S4_CACHE_BYTES), BENCH_S4_NODE_ARGS (e.g. --cpu-prof
+// (20), BENCH_REPEATS (3), BENCH_R4_VARIANTS (sdk,column,json; also ndjson, built: records built, not held, and r1json, r1ndjson: one
+// machine × the whole range), BENCH_S4_CACHE_BYTES (S4_CACHE_BYTES), BENCH_S4_NODE_ARGS (e.g. --cpu-prof
 // --cpu-prof-dir=/tmp/prof), BENCH_S4_DIST (apps/api/dist/main.js of another checkout, to compare
 // builds on the same data), BENCH_SDK_DIST (the SDK's dist/esm/index.js, likewise). CPU figures: the server's utime+stime from /proc/PID/stat around each
 // query, the client's process.cpuUsage(); wall time is printed too but is noisy on a shared machine.
@@ -98,22 +99,13 @@ async function read() {
       }
       return out;
     },
-    async json() {
-      const r = await request(`${URL_}/v1/query?metric=${METRIC}&from=${ten.from}&to=${ten.to}&format=json`);
-      if (r.status !== 200) throw new Error(`${r.status}: ${r.body.toString().slice(0, 300)}`);
-      const o = JSON.parse(r.body.toString('utf8'));
-      const out = [];
-      for (const s of o.series) {
-        const names = Object.keys(s.fields ?? {});
-        for (let i = 0; i < s.ts.length; i++) {
-          const rec = {};
-          for (const n of names) if (s.fields[n][i] != null) rec[n] = s.fields[n][i];
-          out.push({ machine: s.tags.machine, ts: s.ts[i], rec });
-        }
-      }
-      return out;
-    },
+    json: () => jsonRecords(`&from=${ten.from}&to=${ten.to}`),
+    ndjson: () => ndjsonRecords(`&from=${ten.from}&to=${ten.to}`),
+    // R1: one machine × the whole range, as JSON and NDJSON (the per-query cost of a small answer)
+    r1json: () => jsonRecords(`&tag=machine:${machineName(0)}&from=${p.start}&to=${p.end}`),
+    r1ndjson: () => ndjsonRecords(`&tag=machine:${machineName(0)}&from=${p.start}&to=${p.end}`),
   };
+  const r1 = countRecords(p, p.start, p.end, 0);
   const names = (env.BENCH_R4_VARIANTS || 'sdk,column,json').split(',');
   const repeats = num('BENCH_REPEATS', 3);
   try {
@@ -133,16 +125,47 @@ async function read() {
         const wall = performance.now() - t0;
         const c = process.cpuUsage(c0);
         const s1 = cpuMs(s4.pid);
-        if (out.length !== expect) throw new Error(`${name}: expected ${expect} records, got ${out.length}`);
+        if (out.length !== (name.startsWith('r1') ? r1 : expect)) throw new Error(`${name}: expected ${expect} records, got ${out.length}`);
         if (i > 0) rows.push({ wall, server: s1 - s0, client: (c.user + c.system) / 1000 });
       }
+      const out0 = name.startsWith('r1') ? r1 : expect;
       const med = (k) => rows.map((r) => r[k]).sort((a, b) => a - b)[rows.length >> 1];
       const fmt = (k) => `${med(k).toFixed(0)} (${rows.map((r) => r[k].toFixed(0)).join(' ')})`;
-      console.log(`R4 ${name.padEnd(6)} ${expect} records: wall ${fmt('wall')} ms; server CPU ${fmt('server')} ms; client CPU ${fmt('client')} ms; load ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+      console.log(`${name.startsWith('r1') ? 'R1' : 'R4'} ${name.padEnd(8)} ${out0} records: wall ${fmt('wall')} ms; server CPU ${fmt('server')} ms; client CPU ${fmt('client')} ms; load ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
     }
   } finally {
     await stop(s4);
   }
+}
+
+/** A JSON answer parsed, its records built as the application would hold them. */
+async function jsonRecords(query) {
+  const r = await request(`${URL_}/v1/query?metric=${METRIC}${query}&format=json`);
+  if (r.status !== 200) throw new Error(`${r.status}: ${r.body.toString().slice(0, 300)}`);
+  const o = JSON.parse(r.body.toString('utf8'));
+  const out = [];
+  for (const s of o.series) {
+    const names = Object.keys(s.fields ?? {});
+    for (let i = 0; i < s.ts.length; i++) {
+      const rec = {};
+      for (const n of names) if (s.fields[n][i] != null) rec[n] = s.fields[n][i];
+      out.push({ machine: s.tags.machine, ts: s.ts[i], rec });
+    }
+  }
+  return out;
+}
+
+/** An NDJSON answer, one record per line parsed. */
+async function ndjsonRecords(query) {
+  const r = await request(`${URL_}/v1/query?metric=${METRIC}${query}&format=ndjson`);
+  if (r.status !== 200) throw new Error(`${r.status}: ${r.body.toString().slice(0, 300)}`);
+  const out = [];
+  for (const line of r.body.toString('utf8').split('\n')) {
+    if (!line) continue;
+    const o = JSON.parse(line);
+    out.push({ machine: o.tags.machine, ts: o.ts, rec: o.fields });
+  }
+  return out;
 }
 
 function deepSame(got, want) {

@@ -24,12 +24,13 @@ function block(ts: number[], fields: Record<string, FieldValue[]>, lo: number, h
   return { bytes, entry };
 }
 
+/** The answer's bytes, as UTF-8 text (pieces may be strings or bytes, and a character may span two pieces). */
 async function text(format: Format, results: SeriesResult[]): Promise<string> {
-  let out = '';
+  const pieces: Buffer[] = [];
   for await (const piece of encode(format, (async function* () {
     yield* results;
-  })())) out += typeof piece === 'string' ? piece : piece.toString('latin1');
-  return out;
+  })())) pieces.push(typeof piece === 'string' ? Buffer.from(piece) : piece);
+  return Buffer.concat(pieces).toString('utf8');
 }
 
 /** The records client.records() would yield for a MessagePack answer. */

@@ -5,7 +5,8 @@ import { ByteReader, ByteWriter } from '../codec/bytes.js';
 import { decodeColumnBody, encodeColumnBody } from '../codec/column.js';
 import { decodeFrame, encodeFrame, ZSTD_LEVEL } from '../codec/frame.js';
 import { decodeTimestamps, encodeTimestamps } from '../codec/timestamps.js';
-import { assembleField, fieldJson, fieldTexts } from '../shred/assemble.js';
+import { assembleField, fieldTexts, fieldWriter } from '../shred/assemble.js';
+import type { JsonBytes } from '../shred/json-bytes.js';
 import { decodeNode, elementCount, memberCounts, type NodeColumn } from '../shred/nodes.js';
 import { childPath, elementPath, escapeKey, selectAll, selectPaths, type Selection } from '../shred/path.js';
 import { MISSING, projectValue } from '../shred/project.js';
@@ -303,7 +304,7 @@ export type FieldColumn = { readonly kind: 'values'; readonly values: readonly F
 
 /**
  * Columns of one block as decoded, before any record is built: what a server streams from
- * (columnsJson) or assembles into values (assemble). Read-only; may be cached and shared.
+ * (columnWriter) or assembles into values (assemble). Read-only; may be cached and shared.
  */
 export interface BlockColumns {
   readonly ts: readonly number[];
@@ -461,23 +462,34 @@ export function assemble(cols: BlockColumns): SeriesColumns {
 }
 
 /**
- * The JSON text of one field's (projected) value in every sample ("null" where absent), written
- * from the columns without building the values when the field is shredded.
+ * Writes one field's (projected) value of each sample as JSON text (JSON.stringify's: NaN and
+ * ±Infinity as null, −0 as 0), sample after sample, straight from the columns: `next(out,
+ * prefix)` writes `prefix` and the next sample's value, or nothing and false where the (projected)
+ * value is null, so that a writer can leave such samples out (NDJSON) or write null (JSON).
  */
-export function columnsJson(cols: BlockColumns, field: string): string[] {
+export function columnWriter(cols: BlockColumns, field: string): (out: JsonBytes, prefix: Uint8Array) => boolean {
   const f = cols.fields.get(field);
   if (!f) throw new RangeError(`field ${field} was not read`);
   const sel = cols.selection?.get(field) ?? selectAll();
-  if (f.kind === 'shredded') return fieldJson(f.root, sel);
-  return f.values.map((v) => {
-    const p = projectValue(v, sel);
-    return p === MISSING || p === null ? 'null' : JSON.stringify(p);
-  });
+  if (f.kind === 'shredded') return fieldWriter(f.root, sel);
+  const values = f.values;
+  let i = 0;
+  return (out, prefix) => {
+    const v = values[i++]!;
+    const p = sel.all ? v : projectValue(v, sel);
+    if (p === MISSING || p === null) return false;
+    out.bytes(prefix);
+    if (typeof p === 'number') out.number(p);
+    else if (typeof p === 'string') out.string(p);
+    else out.text(JSON.stringify(p));
+    return true;
+  };
 }
 
 /**
- * As columnsJson, but null where the (projected) value is null, so that a writer can leave such
- * samples out (NDJSON does); a NaN or ±Infinity is the text "null", as JSON.stringify writes it.
+ * Each sample's JSON text of one field's (projected) value as strings (what columnWriter writes
+ * as bytes), null where the (projected) value is null, so that a writer can leave such samples
+ * out (NDJSON does); a NaN or ±Infinity is the text "null", as JSON.stringify writes it.
  */
 export function columnTexts(cols: BlockColumns, field: string): (string | null)[] {
   const f = cols.fields.get(field);

@@ -4,7 +4,7 @@ export { decodeFooter, SEGMENT_HEADER_BYTES, SEGMENT_VERSION, SEGMENT_VERSIONS }
 export { decodeSegment, encodeSegment, readSegmentFooter, readTrailer, SEGMENT_MAGIC, SEGMENT_TRAILER_BYTES } from './segment.js';
 export type { EncodeOptions } from './segment.js';
 export type { FooterEntry, SegmentFooter, SegmentInput, SegmentSeriesInput, SegmentTrailer } from './types.js';
-export { assemble, BLOCK_V2, blockColumnsBytes, CHUNK_BYTES, columnRanges, columnsJson, columnTexts, decodeBlockColumns, decodeGroupColumns, encodeBlockV2, encodeBlockV3, GROUP_ROWS, groupsOf, projectBlockColumns, sliceColumns } from './block-v2.js';
+export { assemble, BLOCK_V2, blockColumnsBytes, CHUNK_BYTES, columnRanges, columnTexts, columnWriter, decodeBlockColumns, decodeGroupColumns, encodeBlockV2, encodeBlockV3, GROUP_ROWS, groupsOf, projectBlockColumns, sliceColumns } from './block-v2.js';
 export type { BlockColumns, BlockOptions, ByteRange, EncodedBlock, FieldColumn, ShredMode } from './block-v2.js';
 export { ColumnRole } from './types.js';
 export type { BlockDirectory, BlockLayout, LayoutColumn, RowGroups } from './types.js';

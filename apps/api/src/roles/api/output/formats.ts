@@ -1,6 +1,6 @@
 import { nameMap, own, sortedTags, type FieldValue } from '@s4/core';
 import type { ColumnSlice, SeriesResult } from '@s4/engine';
-import { assemble, columnsJson, columnTexts, msgpack, sliceColumns, type BlockColumns } from '@s4/format';
+import { assemble, columnTexts, columnWriter, JsonBytes, msgpack, sliceColumns, type BlockColumns } from '@s4/format';
 import { nodeWire } from './columns-wire.js';
 
 export const FORMATS = ['json', 'msgpack', 'csv', 'ndjson'] as const;
@@ -42,34 +42,48 @@ export function encode(format: Format, results: AsyncIterable<SeriesResult>, fie
   }
 }
 
-async function* json(results: AsyncIterable<SeriesResult>, warnings: readonly AnswerWarning[]): AsyncGenerator<string> {
-  yield '{"series":[';
+async function* json(results: AsyncIterable<SeriesResult>, warnings: readonly AnswerWarning[]): AsyncGenerator<Buffer> {
+  const out = new JsonBytes(PIECE);
+  out.ascii('{"series":[');
   let first = true;
   for await (const s of results) {
-    yield (first ? '' : ',') + (s.slices ? columnarJson(s, s.slices, s.names ?? []) : JSON.stringify({ metric: s.metric, tags: s.tags, ts: s.ts, fields: s.fields }));
+    if (!first) out.byte(COMMA);
+    if (s.slices) yield* columnarJson(out, s, s.slices, s.names ?? []);
+    else out.text(JSON.stringify({ metric: s.metric, tags: s.tags, ts: s.ts, fields: s.fields }));
     first = false;
+    if (out.ready) yield* buffers(out.take());
   }
-  yield warnings.length > 0 ? `],"warnings":${JSON.stringify(warnings)}}` : ']}';
+  out.text(warnings.length > 0 ? `],"warnings":${JSON.stringify(warnings)}}` : ']}');
+  yield* buffers(out.end());
 }
 
 /**
  * A columnar series as JSON, written from the block columns without building a record: the
  * same text as JSON.stringify of its values (the property test holds it to that).
  */
-function columnarJson(s: SeriesResult, slices: readonly ColumnSlice[], names: readonly string[]): string {
-  const ts: number[] = [];
+function* columnarJson(out: JsonBytes, s: SeriesResult, slices: readonly ColumnSlice[], names: readonly string[]): Generator<Buffer> {
   const parts: BlockColumns[] = slices.map((x) => sliceColumns(x.columns, x.lo, x.hi));
-  for (const p of parts) for (const t of p.ts) ts.push(t);
-  let out = `{"metric":${JSON.stringify(s.metric)},"tags":${JSON.stringify(s.tags)},"ts":${JSON.stringify(ts)},"fields":{`;
-  names.forEach((name, f) => {
-    out += `${f === 0 ? '' : ','}${JSON.stringify(name)}:[`;
-    parts.forEach((p, k) => {
-      const texts = p.fields.has(name) ? columnsJson(p, name) : new Array<string>(p.ts.length).fill('null');
-      out += (k === 0 ? '' : ',') + texts.join(',');
-    });
-    out += ']';
-  });
-  return `${out}}}`;
+  out.text(`{"metric":${JSON.stringify(s.metric)},"tags":${JSON.stringify(s.tags)},"ts":[`);
+  let i = 0;
+  for (const p of parts)
+    for (const t of p.ts) {
+      if (i++ > 0) out.byte(COMMA);
+      out.number(t);
+    }
+  out.ascii('],"fields":{');
+  for (const [f, name] of names.entries()) {
+    out.text(`${f === 0 ? '' : ','}${JSON.stringify(name)}:[`);
+    i = 0;
+    for (const p of parts) {
+      const next = p.fields.has(name) ? columnWriter(p, name) : null;
+      for (let k = 0; k < p.ts.length; k++, i++) {
+        if (!next?.(out, i === 0 ? NOTHING : COMMA_BYTES)) out.ascii(i === 0 ? 'null' : ',null');
+        if (out.ready) yield* buffers(out.take());
+      }
+    }
+    out.byte(0x5d);
+  }
+  out.ascii('}}');
 }
 
 /** One sample per line, exactly the NDJSON write format, so an export can be imported again. */
@@ -102,7 +116,11 @@ async function* ndjson(results: AsyncIterable<SeriesResult>): AsyncGenerator<str
   }
 }
 
-/** NDJSON lines of a columnar series, each field's text written from the columns (null values left out). */
+/**
+ * NDJSON lines of a columnar series, each field's text written from the columns (null values left
+ * out). Still built as strings: written as bytes (JsonBytes, as the JSON answer is) it measured
+ * slower in the server (R4 3.3 s against 2.4 s of CPU), though faster in-process; not understood yet.
+ */
 function* columnarNdjson(s: SeriesResult, slices: readonly ColumnSlice[], names: readonly string[]): Generator<string> {
   const head = `{"metric":${JSON.stringify(s.metric)},"tags":${JSON.stringify(Object.fromEntries(sortedTags(s.tags)))},"ts":`;
   const keys = names.map((f) => JSON.stringify(f));
@@ -127,6 +145,15 @@ function* columnarNdjson(s: SeriesResult, slices: readonly ColumnSlice[], names:
     }
   }
   if (piece) yield piece;
+}
+
+const COMMA = 0x2c;
+const COMMA_BYTES = Uint8Array.of(COMMA);
+const NOTHING = new Uint8Array(0);
+
+/** Written pieces as Buffers (views, no copy) for the socket. */
+function* buffers(pieces: readonly Uint8Array[]): Generator<Buffer> {
+  for (const p of pieces) yield Buffer.from(p.buffer, p.byteOffset, p.length);
 }
 
 function jsonValue(v: FieldValue): string {

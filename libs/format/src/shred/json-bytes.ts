@@ -1,0 +1,215 @@
+/**
+ * JSON text written straight into UTF-8 bytes, handed out in pieces of about `piece` bytes: what
+ * the server's JSON and NDJSON answers are written with. Building the answer as JS strings cost
+ * more than formatting it (a cons-string per value, flattened and then encoded again as UTF-8,
+ * and the garbage of all of them); bytes are written once, where they will be sent from.
+ */
+export class JsonBytes {
+  private buf: Uint8Array;
+  private pos = 0;
+  private readonly full: Uint8Array[] = [];
+
+  constructor(private readonly piece = 256 * 1024) {
+    this.buf = new Uint8Array(piece + SLACK);
+  }
+
+  /** Whether a piece is full: the writer's caller hands out take() before writing on. */
+  get ready(): boolean {
+    return this.full.length > 0 || this.pos >= this.piece;
+  }
+
+  /** The full pieces written so far (the bytes are the caller's from now on). */
+  take(): Uint8Array[] {
+    if (this.pos >= this.piece) this.cut(0);
+    return this.full.splice(0);
+  }
+
+  /** Every byte written so far, the last piece however short. */
+  end(): Uint8Array[] {
+    if (this.pos > 0) this.cut(0);
+    return this.full.splice(0);
+  }
+
+  /** Starts a new buffer with room for n bytes, the one written so far kept as a piece. */
+  private cut(n: number): void {
+    if (this.pos > 0) this.full.push(this.buf.subarray(0, this.pos));
+    this.buf = new Uint8Array(Math.max(this.piece + SLACK, n));
+    this.pos = 0;
+  }
+
+  private room(n: number): void {
+    if (this.pos + n > this.buf.length) this.cut(n);
+  }
+
+  /** A string of ASCII characters only (JSON syntax, number texts). */
+  ascii(s: string): void {
+    const n = s.length;
+    this.room(n);
+    const b = this.buf;
+    let p = this.pos;
+    for (let i = 0; i < n; i++) b[p++] = s.charCodeAt(i);
+    this.pos = p;
+  }
+
+  /** Any string, as UTF-8 (JSON text as JSON.stringify writes it: escaped, lone surrogates included). */
+  text(s: string): void {
+    const n = s.length;
+    this.room(n * 3);
+    const b = this.buf;
+    let p = this.pos;
+    if (n > 64) {
+      // A whole value's JSON (a series answered by merging): the native encoder is faster for long text.
+      this.pos = p + encoder.encodeInto(s, b.subarray(p)).written;
+      return;
+    }
+    for (let i = 0; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x80) {
+        this.pos = p + encoder.encodeInto(i === 0 ? s : s.slice(i), b.subarray(p)).written;
+        return;
+      }
+      b[p++] = c;
+    }
+    this.pos = p;
+  }
+
+  byte(c: number): void {
+    this.room(1);
+    this.buf[this.pos++] = c;
+  }
+
+  bytes(x: Uint8Array): void {
+    const n = x.length;
+    this.room(n);
+    if (n > 32) this.buf.set(x, this.pos);
+    else {
+      const b = this.buf;
+      const p = this.pos;
+      for (let i = 0; i < n; i++) b[p + i] = x[i]!;
+    }
+    this.pos += n;
+  }
+
+  /** A JSON string: JSON.stringify(s), without it where nothing needs escaping (the common case). */
+  string(s: string): void {
+    const n = s.length;
+    this.room(n + 2);
+    const b = this.buf;
+    let p = this.pos;
+    b[p++] = 0x22;
+    for (let i = 0; i < n; i++) {
+      const c = s.charCodeAt(i);
+      // Control characters, '"' and '\' are escaped; anything beyond ASCII goes as UTF-8 (lone surrogates escaped): JSON.stringify's way.
+      if (c < 0x20 || c === 0x22 || c === 0x5c || c >= 0x80) {
+        this.text(JSON.stringify(s));
+        return;
+      }
+      b[p++] = c;
+    }
+    b[p++] = 0x22;
+    this.pos = p;
+  }
+
+  /** A number as JSON.stringify writes it (NaN and ±Infinity as null, −0 as 0). */
+  number(v: number): void {
+    if (this.pos + MAX_TEXT > this.buf.length) this.cut(MAX_TEXT);
+    const b = this.buf;
+    let p = this.pos;
+    if ((v | 0) === v) {
+      // An int32 (or −0): its digits, without making a string.
+      let x = v;
+      if (x < 0) {
+        b[p++] = 0x2d;
+        x = -x;
+      }
+      this.pos = digits(b, p, x);
+    } else if (v - v !== 0) {
+      // NaN or ±Infinity
+      b[p] = 0x6e;
+      b[p + 1] = 0x75;
+      b[p + 2] = 0x6c;
+      b[p + 3] = 0x6c;
+      this.pos = p + 4;
+    } else if (v < SAFE && v > -SAFE && Math.floor(v) === v) {
+      // A larger safe integer (a timestamp): two int32 halves of at most 9 digits each.
+      let x = v;
+      if (x < 0) {
+        b[p++] = 0x2d;
+        x = -x;
+      }
+      const high = Math.floor(x / 1e9);
+      let low = x - high * 1e9;
+      p = digits(b, p, high);
+      for (let q = p + 8; q >= p; q--) {
+        const next = (low / 10) | 0;
+        b[q] = 0x30 + low - next * 10;
+        low = next;
+      }
+      this.pos = p + 9;
+    } else this.double(v);
+  }
+
+  /**
+   * A finite non-integer. Formatting a double is the dear part (~0.1–0.25 µs), and sensor values
+   * repeat (satellite elevations, 0.1-step readings, the same float32 values across machines),
+   * so texts are kept in a process-wide direct-mapped table keyed by the double's bits.
+   */
+  private double(v: number): void {
+    bits[0] = v;
+    const lo = words[0]!;
+    const hi = words[1]!;
+    const h = Math.imul(lo ^ Math.imul(hi, 0x85eb_ca77), 0x9e37_79b1) >>> (32 - TABLE_BITS);
+    const len = tableLens[h]!;
+    const b = this.buf;
+    const p = this.pos;
+    if (len > 0 && tableLo[h] === lo && tableHi[h] === hi) {
+      tableUsed[h] = 1;
+      const at = h * MAX_TEXT;
+      for (let i = 0; i < len; i++) b[p + i] = tableText[at + i]!;
+      this.pos = p + len;
+      return;
+    }
+    const s = String(v);
+    const n = s.length;
+    for (let i = 0; i < n; i++) b[p + i] = s.charCodeAt(i);
+    this.pos = p + n;
+    // Second chance: a slot used since the last miss on it is kept, so that values that never
+    // repeat (positions) do not push out those that do.
+    if (tableUsed[h] === 1) tableUsed[h] = 0;
+    else {
+      tableLo[h] = lo;
+      tableHi[h] = hi;
+      tableLens[h] = n;
+      const at = h * MAX_TEXT;
+      for (let i = 0; i < n; i++) tableText[at + i] = b[p + i]!;
+    }
+  }
+}
+
+/** Writes the digits of a non-negative int32 (or 2^31) at b[p]; returns the end. */
+function digits(b: Uint8Array, p: number, x: number): number {
+  const n = x < 10 ? 1 : x < 100 ? 2 : x < 1000 ? 3 : x < 10_000 ? 4 : x < 100_000 ? 5 : x < 1_000_000 ? 6 : x < 10_000_000 ? 7 : x < 100_000_000 ? 8 : x < 1_000_000_000 ? 9 : 10;
+  // Integer division rather than %, which V8 compiles to a call for a double.
+  for (let q = p + n - 1; q >= p; q--) {
+    const next = Math.floor(x / 10);
+    b[q] = 0x30 + x - next * 10;
+    x = next;
+  }
+  return p + n;
+}
+
+const SAFE = 2 ** 53;
+/** Room left beyond a piece, so that most pieces are cut at a value's end rather than before it. */
+const SLACK = 4096;
+const encoder = new TextEncoder();
+
+/** The longest text of a double ("-1.2345678901234567e-308" is 24). */
+const MAX_TEXT = 32;
+const TABLE_BITS = 16;
+const tableLo = new Int32Array(1 << TABLE_BITS);
+const tableHi = new Int32Array(1 << TABLE_BITS);
+const tableLens = new Uint8Array(1 << TABLE_BITS);
+const tableUsed = new Uint8Array(1 << TABLE_BITS);
+const tableText = new Uint8Array((1 << TABLE_BITS) * MAX_TEXT);
+const bits = new Float64Array(1);
+const words = new Int32Array(bits.buffer);
