@@ -297,6 +297,8 @@ async function runS4(mode) {
       duringIngest: {
         readyzP99Ms: p(during.map((s) => s.ready), 0.99),
         queryP99Ms: p(during.map((s) => s.query), 0.99),
+        queryMedianMs: p(during.map((s) => s.query), 0.5),
+        queryP90Ms: p(during.map((s) => s.query), 0.9),
         readyzMaxMs: p(during.map((s) => s.ready), 1),
         healthzP99Ms: p(during.map((s) => s.live), 0.99),
         healthzMedianMs: p(during.map((s) => s.live), 0.5),

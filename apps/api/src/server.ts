@@ -14,6 +14,7 @@ import { installBodyDecoding } from './http/body.js';
 import { ErrorsFilter } from './http/errors.filter.js';
 import { startRoles, type ProcessRoles } from './roles/process.js';
 import { Ingest } from './roles/api/ingest.js';
+import { installPrecedence } from './http/precedence.js';
 import { WRITE_OPERATION, installWriteRoute } from './roles/api/write.route.js';
 
 export interface RunningServer {
@@ -61,6 +62,7 @@ async function listen(config: Config, roles: ProcessRoles, levels: LogLevel[]): 
   const guard = new ApiKeyGuard({ keys: KeyRing.load(config.apiKeys, config.apiKeysFile), namespace: config.namespace, publicMetrics: config.publicMetrics });
   app.useGlobalGuards(guard);
   installSecurityHeaders(fastify);
+  installPrecedence(fastify);
   if (roles.api) {
     installConsole(fastify, loadConsole());
     installWriteRoute(fastify, app.get(Ingest), guard);

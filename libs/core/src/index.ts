@@ -8,3 +8,4 @@ export * from './time.js';
 export * from './matchers.js';
 export * from './namespaces.js';
 export * from './cardinality.js';
+export * from './turns.js';

@@ -1,3 +1,5 @@
+import { bulkTurn } from '@s4/core';
+
 /** Run `fn` over `items` with at most `limit` calls in flight; results keep the input order. */
 export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
   const out = new Array<R>(items.length);
@@ -19,14 +21,9 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (it
   return out;
 }
 
-/** The event loop's next turn: I/O callbacks and timers that wait (requests, health checks) run first. */
-export function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
-
 /**
  * Time slices for long loops on the HTTP thread: `if (slices.due()) await slices.pause();` gives the
- * event loop a turn once `ms` have run since the last one.
+ * event loop a turn once `ms` have run since the last one, and urgent requests precedence (bulkTurn).
  */
 export class Slices {
   private since = performance.now();
@@ -37,7 +34,7 @@ export class Slices {
   }
 
   async pause(): Promise<void> {
-    await nextTurn();
+    await bulkTurn();
     this.since = performance.now();
   }
 }

@@ -2,6 +2,7 @@ import { mkdirSync, openSync, fstatSync, readSync, fsyncSync, closeSync, ftrunca
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
+  bulkTurn,
   LeaseLostError,
   UnavailableError,
   type HotAppend,
@@ -358,7 +359,7 @@ export class EmbeddedHotTier implements HotTier {
           for (const b of batch) {
             // Each commit is applied whole; between commits, once a slice has run, requests get a turn.
             if (performance.now() - since >= APPLY_SLICE_MS) {
-              await nextTurn();
+              await bulkTurn();
               since = performance.now();
             }
             b.apply(at);
@@ -485,7 +486,7 @@ export class EmbeddedHotTier implements HotTier {
     if (entries.length === 0) return;
     const commits: Promise<void>[] = [];
     for (let i = 0; i < entries.length; i += COMMIT_APPENDS) {
-      if (i > 0) await nextTurn();
+      if (i > 0) await bulkTurn();
       const part: WalAppend[] = [];
       for (let j = i; j < Math.min(entries.length, i + COMMIT_APPENDS); j++) {
         const e = entries[j]!;
@@ -512,7 +513,7 @@ export class EmbeddedHotTier implements HotTier {
     let since = performance.now();
     for (const log of out) {
       if (performance.now() - since >= APPLY_SLICE_MS) {
-        await nextTurn();
+        await bulkTurn();
         since = performance.now();
       }
       void log.data;
@@ -668,11 +669,6 @@ const COMMIT_APPENDS = 4096;
 
 /** How long applying committed appends may hold the event loop before it gets a turn. */
 const APPLY_SLICE_MS = 10;
-
-/** The event loop's next turn: what waits (requests, timers) runs first. */
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
 
 /** The log's bytes: a view of its buffer (later appends go past its end, or to a new buffer). */
 function flatten(log: Log): Uint8Array {

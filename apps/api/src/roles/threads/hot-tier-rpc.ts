@@ -1,6 +1,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import {
   UnavailableError,
+  bulkTurn,
   nameMap,
   type HotAppend,
   type HotCursor,
@@ -86,7 +87,7 @@ export function serveHotTier(tier: HotTier, port: MessagePort): () => void {
       i += part.logs.length;
       const last = i >= logs.length;
       answer({ id, ok: true, part, last, ...(last && generation !== undefined ? { generation } : {}) }, [part.bytes.buffer as ArrayBuffer]);
-      if (!last) await new Promise((resolve) => setImmediate(resolve));
+      if (!last) await bulkTurn();
     } while (i < logs.length && open);
   };
   const serve = async (call: Call): Promise<void> => {
