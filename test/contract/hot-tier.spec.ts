@@ -81,6 +81,23 @@ describe.each(adapters)('HotTier contract: %s', (_name, adapter) => {
     expect((await tier.seriesIn(ref, undefined, 0, 3 * H)).length).toBe(2);
   });
 
+  it('scans the logs of one metric only, and forgets a log released whole until it is appended again', async () => {
+    const { tier, ref } = await start();
+    await tier.append([1, 2, 3, 4, 5].map((i) => entry(ref, 0, i, [i])));
+    const cpu = async () => (await tier.scan(ref, 'cpu', 0, H)).logs.map((l) => [l.id, [...l.data]]).sort();
+    const ids = (xs: number[]) => xs.map((i) => [seriesId(key(i)), [i]]).sort();
+    expect(await cpu()).toEqual(ids([1, 3, 5]));
+    expect((await tier.scan(ref, 'mem', 0, H)).logs.map((l) => l.key)).toEqual(expect.arrayContaining([key(2), key(4)]));
+    expect(await tier.scan(ref, 'disk', 0, H)).toMatchObject({ logs: [] });
+    const lease = (await tier.acquireLease(ref, 'w', 10_000))!;
+    await tier.release(lease, 0, [{ id: seriesId(key(3)), length: 1 }, { id: seriesId(key(2)), length: 1 }]);
+    expect(await cpu()).toEqual(ids([1, 5]));
+    expect((await tier.seriesIn(ref, 'mem', 0, H)).map((k) => k.tags.host)).toEqual(['h4']);
+    await tier.append([entry(ref, 0, 3, [3])]);
+    expect(await cpu()).toEqual(ids([1, 3, 5]));
+    expect((await tier.seriesIn(ref, undefined, 0, H)).map((k) => k.tags.host).sort()).toEqual(['h1', 'h3', 'h4', 'h5']);
+  });
+
   it('counts the unflushed bytes and logs of one shard, released bytes excluded', async () => {
     const { tier, ref } = await start();
     const other: ShardRef = { ...ref, shard: ref.shard + 1 };

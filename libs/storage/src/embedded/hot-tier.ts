@@ -85,6 +85,11 @@ interface ShardState {
   fence: number;
   lease: { owner: string; fence: number; expiresAt: number } | null;
   windows: Map<number, Map<string, Log>>;
+  /**
+   * The same logs by window and metric: a scan (a query) visits the logs of its metric only. Every
+   * series of the shard was ~20 ms per single-series query at 60,000 series, on the HTTP thread.
+   */
+  metrics: Map<number, Map<string, Set<Log>>>;
 }
 
 export interface EmbeddedHotTierOptions {
@@ -230,7 +235,7 @@ export class EmbeddedHotTier implements HotTier {
     const k = `${ref.ns}/${ref.shard}`;
     let s = this.shards.get(k);
     if (!s) {
-      s = { generation: 0, fence: 0, lease: null, windows: new Map() };
+      s = { generation: 0, fence: 0, lease: null, windows: new Map(), metrics: new Map() };
       this.shards.set(k, s);
     }
     return s;
@@ -253,6 +258,7 @@ export class EmbeddedHotTier implements HotTier {
         if (!w || !log) break;
         if (r.length >= log.length) {
           w.delete(r.id);
+          unindex(s, r.window, log);
           this.liveBytes -= log.length;
           this.releasedBytes += log.length;
           if (--log.series.logs === 0) this.series.delete(log.series.id);
@@ -291,6 +297,7 @@ export class EmbeddedHotTier implements HotTier {
       series.logs++;
       const disk = r.data.length >= this.diskMin ? { at: new Float64Array(8), n: 0 } : null;
       w.set(series.id, (log = { series, buf: EMPTY, length: 0, disk }));
+      index(s, r.window, log);
     }
     if (log.disk) {
       addSpan(log.disk, at, r.data.length);
@@ -566,18 +573,20 @@ export class EmbeddedHotTier implements HotTier {
   async scan(ref: ShardRef, metric: string, from: number, to: number): Promise<HotScan> {
     const s = this.shard(ref);
     const logs: HotLog[] = [];
-    for (const [window, series] of s.windows) {
+    for (const [window, byMetric] of s.metrics) {
       if (window + WINDOW_MS <= from || window >= to) continue;
-      for (const [id, log] of series) if (log.series.key.metric === metric) logs.push(this.hotLog(id, window, log));
+      const of = byMetric.get(metric);
+      if (of) for (const log of of) logs.push(this.hotLog(log.series.id, window, log));
     }
     return { generation: s.generation, logs };
   }
 
   async seriesIn(ref: ShardRef, metric: string | undefined, from: number, to: number): Promise<SeriesKey[]> {
     const out = new Map<string, SeriesKey>();
-    for (const [window, series] of this.shard(ref).windows) {
+    const s = this.shard(ref);
+    for (const [window, byMetric] of s.metrics) {
       if (window + WINDOW_MS <= from || window >= to) continue;
-      for (const [id, log] of series) if (metric === undefined || log.series.key.metric === metric) out.set(id, log.series.key);
+      for (const [m, logs] of byMetric) if (metric === undefined || m === metric) for (const log of logs) out.set(log.series.id, log.series.key);
     }
     return [...out.values()];
   }
@@ -660,6 +669,26 @@ export class EmbeddedHotTier implements HotTier {
 }
 
 const EMPTY = new Uint8Array(0);
+
+/** `log` (new in `window`) in its shard's metric index. */
+function index(s: ShardState, window: number, log: Log): void {
+  let byMetric = s.metrics.get(window);
+  if (!byMetric) s.metrics.set(window, (byMetric = new Map()));
+  const metric = log.series.key.metric;
+  let logs = byMetric.get(metric);
+  if (!logs) byMetric.set(metric, (logs = new Set()));
+  logs.add(log);
+}
+
+/** `log` (released whole from `window`) out of its shard's metric index. */
+function unindex(s: ShardState, window: number, log: Log): void {
+  const byMetric = s.metrics.get(window);
+  const logs = byMetric?.get(log.series.key.metric);
+  if (!byMetric || !logs) return;
+  logs.delete(log);
+  if (logs.size === 0) byMetric.delete(log.series.key.metric);
+  if (byMetric.size === 0) s.metrics.delete(window);
+}
 
 /** How long a file replaced by a rewrite stays open for reads that took their offsets in it (a query's lazy reads, a flush). */
 const REWRITTEN_READ_MS = 60_000;
