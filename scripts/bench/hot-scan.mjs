@@ -4,7 +4,7 @@
 const root = process.argv[2] ?? new URL('../..', import.meta.url).pathname.replace(/\/$/, '');
 const { EmbeddedHotTier } = await import(`${root}/libs/storage/dist/embedded/index.js`);
 const { seriesId, shardOf } = await import(`${root}/libs/core/dist/index.js`);
-const { mkdtempSync } = await import('node:fs');
+const { mkdtempSync, rmSync } = await import('node:fs');
 const dir = mkdtempSync('/tmp/scanb-');
 const tier = await EmbeddedHotTier.open({ dir, fsync: 'never' });
 const W = 3_600_000 * 10;
@@ -22,3 +22,4 @@ for (let i = 0; i < N; i++) for (let s = 0; s < 16; s++) logs += (await tier.sca
 const c = process.cpuUsage(t0);
 console.log(root, `${((c.user + c.system) / N / 1000).toFixed(2)} ms CPU per 16-shard scan, ${logs / N} logs`);
 await tier.close();
+rmSync(dir, { recursive: true, force: true });
