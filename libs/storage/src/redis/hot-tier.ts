@@ -163,8 +163,12 @@ export class RedisHotTier implements HotTier {
       Promise.all(
         [...byShard].map(([prefix, list]) => {
           const args: Arg[] = [list.length];
-          for (const e of list)
-            args.push(e.window, e.id, e.key.metric, keyJson(e.key), Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength));
+          let window = NaN;
+          let windowText = '';
+          for (const e of list) {
+            if (e.window !== window) windowText = String((window = e.window));
+            args.push(windowText, e.id, e.key.metric, keyJson(e.key), Buffer.isBuffer(e.data) ? e.data : Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength));
+          }
           return this.redis.s4append(prefix, args);
         }),
       ),
