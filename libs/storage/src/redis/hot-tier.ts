@@ -84,6 +84,9 @@ export class RedisHotTier implements HotTier {
     this.timeoutMs = timeoutMs;
     const common: RedisOptions = {
       enableAutoPipelining: true,
+      // An append call carries a request's bytes (~0.5 MB of records): written straight to the socket
+      // rather than copied once more into an auto-pipeline's buffer (it is one command per shard anyway).
+      autoPipeliningIgnoredCommands: ['s4append'],
       connectTimeout: timeoutMs,
       commandTimeout: timeoutMs,
       // A server that stops answering (frozen, partitioned) has its connection torn down after
