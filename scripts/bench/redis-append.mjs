@@ -9,7 +9,9 @@
 //
 // Shapes: `records` = the records bench's requests (720 calls × 300 series × 1,660 bytes: 500 records of
 // ~1 KB encoded over 300 machines), `small` = the cardinality bench's (10 calls × 40,000 series × 16 bytes,
-// one sample each). Knobs: BENCH_SHARDS (16) BENCH_CONCURRENCY (4 calls in flight) BENCH_ROUNDS (1; repeat
+// one sample each), `churn` = `small` with new series in every call (each append makes its log; run it with
+// BENCH_CONCURRENCY=1: four calls of 40,000 new series in flight queue ~2 s of Redis work per round, which at a
+// load of ~10 on 2 cores went past the 5 s command timeout with either build). Knobs: BENCH_SHARDS (16) BENCH_CONCURRENCY (4 calls in flight) BENCH_ROUNDS (1; repeat
 // the whole shape, the same series again into the same window) BENCH_HOT_TIER_MODULE (the build to measure,
 // default @s4/storage/redis: a copy of another build's libs/storage/dist/redis/index.js).
 import { execFileSync } from 'node:child_process';
@@ -21,7 +23,7 @@ import { pathToFileURL } from 'node:url';
 const env = process.env;
 const { RedisHotTier } = await import(env.BENCH_HOT_TIER_MODULE ? pathToFileURL(env.BENCH_HOT_TIER_MODULE).href : '@s4/storage/redis');
 const shape = process.argv[2] ?? 'records';
-const SHAPES = { records: { calls: 720, series: 300, bytes: 1660 }, small: { calls: 10, series: 40_000, bytes: 16 } };
+const SHAPES = { records: { calls: 720, series: 300, bytes: 1660 }, small: { calls: 10, series: 40_000, bytes: 16 }, churn: { calls: 10, series: 40_000, bytes: 16, fresh: true } };
 const S = SHAPES[shape];
 if (!S) throw new Error(`shape ${shape}: records or small`);
 const shards = Number(env.BENCH_SHARDS ?? 16);
@@ -41,14 +43,17 @@ execFileSync('redis-cli', ['-h', u.hostname, '-p', u.port || '6379', 'FLUSHALL']
 const redisPid = env.BENCH_REDIS_PIDFILE ? Number(readFileSync(env.BENCH_REDIS_PIDFILE, 'utf8').trim()) : undefined;
 const refs = Array.from({ length: shards }, (_, shard) => ({ ns: 'default', shard }));
 const window = Math.floor(Date.now() / 3_600_000) * 3_600_000;
-const entries = Array.from({ length: S.series }, (_, i) => {
-  const key = { metric: shape === 'records' ? 'machine.record' : `m${i % 20}`, tags: { host: `h${String(i).padStart(5, '0')}` } };
-  const id = seriesId(key);
-  return { ref: refs[shardOf(id, shards)], window, id, key, data: new Uint8Array(randomBytes(S.bytes)) };
-});
+const batch = (call) =>
+  Array.from({ length: S.series }, (_, i) => {
+    const key = { metric: shape === 'records' ? 'machine.record' : `m${i % 20}`, tags: { host: `h${String(i).padStart(5, '0')}`, ...(S.fresh ? { call: String(call) } : {}) } };
+    const id = seriesId(key);
+    return { ref: refs[shardOf(id, shards)], window, id, key, data: new Uint8Array(randomBytes(S.bytes)) };
+  });
+const total = S.calls * rounds;
+const batches = S.fresh ? Array.from({ length: total + 1 }, (_, i) => batch(i)) : [batch(0)];
+const entries = batches[0];
 const hot = new RedisHotTier(url);
 await hot.append(entries.slice(0, 1)); // connect, load the scripts
-const total = S.calls * rounds;
 let next = 0;
 const c0 = process.cpuUsage();
 const r0 = redisPid ? cpuMs(redisPid) : 0;
@@ -56,8 +61,8 @@ const t0 = performance.now();
 await Promise.all(
   Array.from({ length: concurrency }, async () => {
     while (next < total) {
-      next++;
-      await hot.append(entries);
+      const i = ++next;
+      await hot.append(S.fresh ? batches[i] : entries);
     }
   }),
 );
