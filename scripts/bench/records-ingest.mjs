@@ -13,9 +13,13 @@
 //   BENCH_CPU_PROF (0; 1 = --cpu-prof into $BENCH_WORK/prof) BENCH_S4_NODE_ARGS (extra node options)
 //   BENCH_S4_MAIN (the server's entry, default apps/api/dist/main.js: point it at another build)
 //   BENCH_S4_ENV (extra server environment, "K=V K2=V2")
+//   BENCH_MODE (embedded; redis+s3 = hot tier on the Redis of $S4_REDIS_URL, objects on the S3 server of
+//     $S4_S3_ENDPOINT and AWS_* as exported by scripts/services/{redis,s3}.sh start; Redis is FLUSHALLed first,
+//     and with BENCH_REDIS_PIDFILE its CPU time during the writes is reported beside the server's)
 // Prints one JSON line of figures on stdout; progress on stderr. The encoded bodies are kept under
 // $BENCH_WORK/records-ingest-data/<machines>x<minutes> and reused by the next run.
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HOUR } from './lib/dataset.mjs';
@@ -33,6 +37,7 @@ const K = {
   batchRecords: num('BENCH_BATCH_RECORDS', 500),
   clients: num('BENCH_INGEST_CONCURRENCY', 4),
   port: num('BENCH_S4_PORT', 18621),
+  mode: env.BENCH_MODE || 'embedded',
 };
 const WORK = env.BENCH_WORK || '/tmp/s4-bench-ingest';
 const MAIN = resolve(env.BENCH_S4_MAIN || join(ROOT, 'apps/api/dist/main.js'));
@@ -80,6 +85,20 @@ function cpuMs(pid) {
   return ((Number(rest[11]) + Number(rest[12])) * 1000) / 100; // USER_HZ = 100 on Linux
 }
 
+/** CPU ms per thread name (/proc/PID/task/TID: comm, utime + stime), threads of one name summed. */
+function threadCpuMs(pid) {
+  const out = {};
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      out[name] = (out[name] ?? 0) + cpuMs(`${pid}/task/${tid}`);
+    } catch {
+      // the thread ended
+    }
+  }
+  return out;
+}
+
 function loadavg() {
   return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 }
@@ -96,6 +115,24 @@ async function main() {
   const childEnv = {};
   for (const [k, v] of Object.entries(env)) if (!k.startsWith('S4_') && !k.startsWith('AWS_') && k !== 'NODE_OPTIONS') childEnv[k] = v;
   Object.assign(childEnv, { S4_HOST: '127.0.0.1', S4_PORT: String(K.port), S4_LOG_LEVEL: 'warn', S4_DATA_DIR: dataDir });
+  let redisPid;
+  if (K.mode === 'redis+s3') {
+    for (const k of ['S4_REDIS_URL', 'S4_S3_ENDPOINT', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'])
+      if (!env[k]) throw new Error(`BENCH_MODE=redis+s3 needs ${k} (from scripts/services/{redis,s3}.sh start)`);
+    const u = new URL(env.S4_REDIS_URL);
+    execFileSync('redis-cli', ['-h', u.hostname, '-p', u.port || '6379', 'FLUSHALL']);
+    const bucket = env.BENCH_S3_BUCKET || 's4-bench-ingest';
+    Object.assign(childEnv, {
+      S4_REDIS_URL: env.S4_REDIS_URL,
+      S4_S3_BUCKET: bucket,
+      S4_S3_ENDPOINT: env.S4_S3_ENDPOINT,
+      S4_S3_FORCE_PATH_STYLE: 'true',
+      AWS_REGION: env.AWS_REGION || 'us-east-1',
+      AWS_ACCESS_KEY_ID: env.AWS_ACCESS_KEY_ID,
+      AWS_SECRET_ACCESS_KEY: env.AWS_SECRET_ACCESS_KEY,
+    });
+    if (env.BENCH_REDIS_PIDFILE) redisPid = Number(readFileSync(env.BENCH_REDIS_PIDFILE, 'utf8').trim());
+  } else if (K.mode !== 'embedded') throw new Error(`unknown BENCH_MODE ${K.mode} (embedded, redis+s3)`);
   for (const kv of (env.BENCH_S4_ENV ?? '').split(' ').filter(Boolean)) {
     const i = kv.indexOf('=');
     childEnv[kv.slice(0, i)] = kv.slice(i + 1);
@@ -115,6 +152,8 @@ async function main() {
       peak[phase] = Math.max(peak[phase], m.rss);
     }, 250);
     const cpu0 = cpuMs(child.pid);
+    const threads0 = threadCpuMs(child.pid);
+    const redisCpu0 = redisPid ? cpuMs(redisPid) : 0;
     const fd = openSync(join(data.dir, 'bodies'), 'r');
     const lat = new Float64Array(data.batches.length);
     let next = 0;
@@ -136,6 +175,9 @@ async function main() {
     const ingestMs = performance.now() - t0;
     closeSync(fd);
     const ingestCpu = cpuMs(child.pid) - cpu0;
+    const threadsCpu = {};
+    for (const [name, ms] of Object.entries(threadCpuMs(child.pid))) if (ms - (threads0[name] ?? 0) >= 10) threadsCpu[name] = Math.round(ms - (threads0[name] ?? 0));
+    const redisCpu = redisPid ? cpuMs(redisPid) - redisCpu0 : NaN;
     // The periodic flusher's passes during the load (segment role), from /metrics.
     const metricsText = (await ok(`${url}/metrics`)).body.toString();
     const metric = (name) => Number(new RegExp(`^${name.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(metricsText)?.[1] ?? NaN);
@@ -162,11 +204,13 @@ async function main() {
       batchP99: +percentile(sorted, 99).toFixed(1),
       serverCpuMsDuringIngest: Math.round(ingestCpu),
       serverCpuUsPerRecord: +((ingestCpu * 1000) / data.records).toFixed(1),
+      serverCpuMsByThread: threadsCpu,
+      ...(redisPid ? { redisCpuMsDuringIngest: Math.round(redisCpu), redisCpuUsPerRecord: +((redisCpu * 1000) / data.records).toFixed(1) } : {}),
       peakRssMiB: { ingest: Math.round(peak.ingest / 2 ** 20), flush: Math.round(peak.flush / 2 ** 20), vmHWM: Math.round(hwm / 2 ** 20) },
       periodicFlushDuringIngest: periodic,
       flushAfterMs: Math.round(flushMs),
       flush,
-      objectsBytes: dirBytes(join(dataDir, 'objects')).bytes,
+      objectsBytes: K.mode === 'embedded' ? dirBytes(join(dataDir, 'objects')).bytes : undefined,
       load: { afterIngest: loadAfterIngest, end: loadavg() },
     };
     writeFileSync(join(WORK, 'rss.json'), JSON.stringify(rss));

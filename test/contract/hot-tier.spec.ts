@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LeaseLostError, seriesId, type HotAppend, type HotTier, type SeriesKey, type ShardRef } from '@s4/core';
 import { EmbeddedHotTier, RedisHotTier } from '@s4/storage';
@@ -165,6 +166,24 @@ describe.each(adapters)('HotTier contract: %s', (_name, adapter) => {
     expect((await tier.scan(ref, 'cpu', 0, H)).logs).toEqual([]);
   });
 
+  it('lists a log again when appends come back after a release emptied it, its window and metric included', async () => {
+    const { tier, ref } = await start();
+    await tier.append([entry(ref, 0, 1, [1]), entry(ref, 0, 1, [2]), entry(ref, 0, 2, [3])]);
+    const lease = (await tier.acquireLease(ref, 'w', 10_000))!;
+    await tier.release(lease, 0, [{ id: seriesId(key(1)), length: 2 }, { id: seriesId(key(2)), length: 1 }]);
+    expect(await tier.openWindows(ref)).toEqual([]);
+    await tier.append([entry(ref, 0, 1, [4]), entry(ref, 0, 1, [5])]);
+    expect(await tier.openWindows(ref)).toEqual([0]);
+    expect((await tier.readWindow(ref, 0)).map((l) => [l.id, l.key, [...l.data]])).toEqual([[seriesId(key(1)), key(1), [4, 5]]]);
+    expect((await tier.scan(ref, 'cpu', 0, H)).logs.map((l) => [...l.data])).toEqual([[4, 5]]);
+    expect(await tier.seriesIn(ref, 'cpu', 0, H)).toEqual([key(1)]);
+    // A partly released log keeps its listing for the appends after it.
+    await tier.release(lease, 0, [{ id: seriesId(key(1)), length: 1 }]);
+    await tier.append([entry(ref, 0, 1, [6])]);
+    expect((await tier.scan(ref, 'cpu', 0, H)).logs.map((l) => [...l.data])).toEqual([[5, 6]]);
+    expect(await tier.seriesIn(ref, 'cpu', 0, H)).toEqual([key(1)]);
+  });
+
   it('refuses release and generation bumps from a stale lease holder', async () => {
     const { tier, ref } = await start();
     await tier.append([entry(ref, 0, 1, [1])]);
@@ -208,6 +227,36 @@ describe.each(adapters)('HotTier contract: %s', (_name, adapter) => {
     const all = Array.from({ length: 256 }, (_, i) => i);
     await tier.append([entry(ref, 0, 1, all)]);
     expect([...(await tier.readWindow(ref, 0))[0]!.data]).toEqual(all);
+  });
+});
+
+describe('redis hot tier over logs written before appends listed only new logs', () => {
+  it('appends to, scans and releases a log whose keys were written on every append', async () => {
+    const ref: ShardRef = { ns: uniqueNamespace(), shard: 1 };
+    const key: SeriesKey = { metric: 'cpu', tags: { host: 'old' } };
+    const id = seriesId(key);
+    const p = `s4:{${ref.ns}:${ref.shard}}:`;
+    // The keys the earlier script wrote for each append of window 0.
+    const raw = new Redis(redisUrl());
+    try {
+      await raw.zadd(`${p}windows`, 0, '0');
+      await raw.hsetnx(`${p}w:0:meta`, id, JSON.stringify(key));
+      await raw.sadd(`${p}w:0:m:cpu`, id);
+      await raw.append(`${p}w:0:log:${id}`, Buffer.from([1, 2]));
+    } finally {
+      raw.disconnect();
+    }
+    const tier = new RedisHotTier(redisUrl());
+    try {
+      await tier.append([{ ref, window: 0, id, key, data: Uint8Array.from([3]) }]);
+      expect((await tier.readWindow(ref, 0)).map((l) => [l.key, [...l.data]])).toEqual([[key, [1, 2, 3]]]);
+      expect((await tier.scan(ref, 'cpu', 0, H)).logs.map((l) => [...l.data])).toEqual([[1, 2, 3]]);
+      const lease = (await tier.acquireLease(ref, 'w', 10_000))!;
+      await tier.release(lease, 0, [{ id, length: 3 }]);
+      expect(await tier.openWindows(ref)).toEqual([]);
+    } finally {
+      await tier.close();
+    }
   });
 });
 

@@ -15,18 +15,28 @@
  *   P..'released'                STRING 'owner|fence' of the lease last given up
  */
 
-/** ARGV: n, then n times (window, id, metric, keyJson, data). */
+/**
+ * ARGV: n, then n times (window, id, metric, keyJson, data). One command per append when the log exists:
+ * a log is only ever present with its meta entry, its metric set membership and its window listed
+ * (RELEASE removes them together, a window once its meta is empty), so those are written only when
+ * APPEND made the log, that is when the log's length after it is the appended length. Logs written
+ * by earlier versions of this script keep the same layout.
+ */
 export const APPEND = `
 local p = KEYS[1]
 local n = tonumber(ARGV[1])
+local lastW, wp
 for i = 0, n - 1 do
   local b = 2 + i * 5
-  local w, id, metric, key, data = ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4]
-  local wp = p .. 'w:' .. w .. ':'
-  redis.call('ZADD', p .. 'windows', w, w)
-  redis.call('HSETNX', wp .. 'meta', id, key)
-  redis.call('SADD', wp .. 'm:' .. metric, id)
-  redis.call('APPEND', wp .. 'log:' .. id, data)
+  local w, id, data = ARGV[b], ARGV[b + 1], ARGV[b + 4]
+  if w ~= lastW then
+    lastW, wp = w, p .. 'w:' .. w .. ':'
+  end
+  if redis.call('APPEND', wp .. 'log:' .. id, data) == #data then
+    redis.call('ZADD', p .. 'windows', w, w)
+    redis.call('HSETNX', wp .. 'meta', id, ARGV[b + 3])
+    redis.call('SADD', wp .. 'm:' .. ARGV[b + 2], id)
+  end
 end
 return n
 `;
