@@ -16,7 +16,7 @@ import {
   WINDOW_MS,
   keyJson,
 } from '@s4/core';
-import { WAL_HEADER_BYTES, decodeWal, encodeWalRecord, encodeWalRecordAt, type WalAppend, type WalRecord } from '@s4/format';
+import { WAL_HEADER_BYTES, decodeWal, encodeHotAppends, encodeWalRecord, encodeWalRecordAt, walSeriesBytes, type WalRecord } from '@s4/format';
 
 /**
  * A series, held once however many windows hold a log of it (the logs point here), with its
@@ -111,6 +111,13 @@ export class EmbeddedHotTier implements HotTier {
   /** Every series with a log in some window, by id (ids are per namespace-independent hashes; the key disambiguates nothing more). */
   private readonly series = new Map<string, Series>();
   private readonly strings = new Map<string, string>();
+  /**
+   * Each series key's id and key JSON as its appends are logged (walSeriesBytes), by the key
+   * object: the write path hands the same object for a series on every request, so a series
+   * written every scrape encodes them once. Held as long as that object (the write path's
+   * bounded identity cache); ~150 bytes a series.
+   */
+  private readonly walSeries = new WeakMap<SeriesKey, Uint8Array>();
   private readonly path: string;
   private file!: FileHandle;
   private fileBytes = 0;
@@ -238,13 +245,16 @@ export class EmbeddedHotTier implements HotTier {
   /** Apply one logged record; `fileAt(data)` says where an append's data is in the log file. */
   private apply(r: WalRecord, fileAt: (data: Uint8Array, i: number) => number): void {
     if (r.type === 'appends') {
-      for (let i = 0; i < r.entries.length; i++) this.applyAppend(this.shard(r.entries[i]!), r.entries[i]!, fileAt(r.entries[i]!.data, i));
+      for (let i = 0; i < r.entries.length; i++) {
+        const e = r.entries[i]!;
+        this.applyAppend(this.shard(e), e.window, e.id, e.key, e.data, fileAt(e.data, i));
+      }
       return;
     }
     const s = this.shard(r);
     switch (r.type) {
       case 'append':
-        this.applyAppend(s, r, fileAt(r.data, 0));
+        this.applyAppend(s, r.window, r.id, r.key, r.data, fileAt(r.data, 0));
         break;
       case 'release': {
         const w = s.windows.get(r.window);
@@ -280,28 +290,29 @@ export class EmbeddedHotTier implements HotTier {
     }
   }
 
-  /** `at`: where `r.data` is in the log file. */
-  private applyAppend(s: ShardState, r: WalAppend, at: number): void {
-    let w = s.windows.get(r.window);
-    if (!w) s.windows.set(r.window, (w = new Map()));
-    let log = w.get(r.id);
+  /** `data` appended to the log of `id` in `window`; `at`: where `data` is in the log file. `key`: the series key, or its JSON as logged. */
+  private applyAppend(s: ShardState, window: number, id: string, key: string | SeriesKey, data: Uint8Array, at: number): void {
+    let w = s.windows.get(window);
+    if (!w) s.windows.set(window, (w = new Map()));
+    let log = w.get(id);
     if (!log) {
-      const series = this.seriesOf(r.id, r.key);
+      const series = this.seriesOf(id, key);
       series.logs++;
-      const disk = r.data.length >= this.diskMin ? { at: new Float64Array(8), n: 0 } : null;
+      const disk = data.length >= this.diskMin ? { at: new Float64Array(8), n: 0 } : null;
       w.set(series.id, (log = { series, buf: EMPTY, length: 0, disk }));
     }
     if (log.disk) {
-      addSpan(log.disk, at, r.data.length);
-      log.length += r.data.length;
-    } else appendTo(log, r.data);
-    this.liveBytes += r.data.length;
+      addSpan(log.disk, at, data.length);
+      log.length += data.length;
+    } else appendTo(log, data);
+    this.liveBytes += data.length;
   }
 
   /** The series of `id`, created from its key's JSON the first time, with its strings interned. */
-  private seriesOf(id: string, keyText: string): Series {
+  private seriesOf(id: string, key: string | SeriesKey): Series {
     let s = this.series.get(id);
     if (s) return s;
+    const keyText = typeof key === 'string' ? key : keyJson(key);
     // The parsed object itself (its values interned in place): JSON.parse builds compact objects,
     // where a prototype-less copy would be a dictionary several times the size. Readers look tags
     // up as own properties, and the validator refuses `__proto__`.
@@ -335,7 +346,38 @@ export class EmbeddedHotTier implements HotTier {
     });
     // One record (every append commit) is its own buffer: a concat would copy it whole again.
     const buf = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
-    const apply = (fileAt: number) => records.forEach((r, i) => this.apply(r, (_, j) => fileAt + starts[i]! + dataAt[i]![j]!));
+    return this.enqueue(buf, (fileAt) => records.forEach((r, i) => this.apply(r, (_, j) => fileAt + starts[i]! + dataAt[i]![j]!)));
+  }
+
+  /**
+   * Appends entries[from, to) as one `appends` record, without a WalAppend per entry: each key's
+   * id and key JSON are encoded once (walSeries), and applying takes the entries as they are.
+   * The bytes are those `commit` writes for the same appends.
+   */
+  private commitAppends(entries: readonly HotAppend[], from: number, to: number): Promise<void> {
+    const series = new Array<Uint8Array>(to - from);
+    for (let i = from; i < to; i++) {
+      const e = entries[i]!;
+      let b = this.walSeries.get(e.key);
+      if (b === undefined) this.walSeries.set(e.key, (b = walSeriesBytes(e.id, keyJson(e.key))));
+      series[i - from] = b;
+    }
+    const dataAt = new Uint32Array(to - from);
+    const buf = encodeHotAppends(entries, from, to, series, dataAt);
+    return this.enqueue(buf, (fileAt) => {
+      // Appends of one request share a ShardRef per shard: its state looked up once, not by a `ns/shard` string per append.
+      const states = new Map<ShardRef, ShardState>();
+      for (let i = from; i < to; i++) {
+        const e = entries[i]!;
+        let s = states.get(e.ref);
+        if (!s) states.set(e.ref, (s = this.shard(e.ref)));
+        this.applyAppend(s, e.window, e.id, e.key, e.data, fileAt + dataAt[i - from]!);
+      }
+    });
+  }
+
+  /** `buf` written and made durable with the next group commit; `apply(at)` then, `at` where `buf` starts in the file. */
+  private enqueue(buf: Buffer, apply: (at: number) => void): Promise<void> {
     return new Promise((resolve, reject) => {
       this.pending.push({ buf, apply, resolve, reject });
       this.writing ??= this.drain();
@@ -486,12 +528,7 @@ export class EmbeddedHotTier implements HotTier {
     const commits: Promise<void>[] = [];
     for (let i = 0; i < entries.length; i += COMMIT_APPENDS) {
       if (i > 0) await nextTurn();
-      const part: WalAppend[] = [];
-      for (let j = i; j < Math.min(entries.length, i + COMMIT_APPENDS); j++) {
-        const e = entries[j]!;
-        part.push({ ns: e.ref.ns, shard: e.ref.shard, window: e.window, id: e.id, key: keyJson(e.key), data: e.data });
-      }
-      commits.push(this.commit([{ type: 'appends', entries: part }]));
+      commits.push(this.commitAppends(entries, i, Math.min(entries.length, i + COMMIT_APPENDS)));
     }
     // Every commit is awaited, so a failure of one is not left unhandled while another is pending.
     const failed = (await Promise.allSettled(commits)).find((r) => r.status === 'rejected');
