@@ -111,7 +111,7 @@ describe('embedded hot-tier log (WAL)', () => {
         const dataAt = new Uint32Array(to - from);
         const bytes = encodeHotAppends(hot, from, to, series, dataAt);
         expect(Buffer.from(bytes).equals(encodeWalAppends(entries.slice(from, to)))).toBe(true);
-        for (let i = from; i < to; i++) expect(Buffer.from(bytes.subarray(dataAt[i - from]!, dataAt[i - from]! + entries[i]!.data.length)).equals(Buffer.from(entries[i]!.data))).toBe(true);
+        for (let i = from; i < to; i++) expect(Buffer.from(bytes.subarray(dataAt[i - from], dataAt[i - from]! + entries[i]!.data.length)).equals(Buffer.from(entries[i]!.data))).toBe(true);
       }),
     );
     const series = [walSeriesBytes('i', 'k')];
