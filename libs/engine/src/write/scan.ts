@@ -106,10 +106,11 @@ class TextIdentities {
 
   constructor(private readonly perGeneration = 65_536) {}
 
-  /** The identity of the key text bytes[start, end), or null when its names are not all plain (the general path words the refusal). */
-  of(bytes: Uint8Array, start: number, end: number): KeyText | null {
-    let h = 0x811c9dc5;
-    for (let i = start; i < end; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
+  /**
+   * The identity of the key text bytes[start, end), or null when its names are not all plain (the
+   * general path words the refusal). `h`: the text's hash, as the scan made it while reading the text (keyStringEnd).
+   */
+  of(bytes: Uint8Array, start: number, end: number, h: number): KeyText | null {
     const len = end - start;
     const found = find(this.current.get(h), bytes, start, len) ?? find(this.older.get(h), bytes, start, len);
     if (found && found.generation === this.current) return found;
@@ -217,12 +218,32 @@ export function* scanSeriesSteps(text: string, bytes: Uint8Array): Generator<voi
     }
     return -1;
   };
+  /**
+   * stringEnd for the strings of a key text, hashing their characters (and closing quotes) into
+   * `keyHash` on the way: the text is read here and once more where it is compared with the
+   * cached copy, not a third time for the hash. The same text always hashes the same.
+   */
+  let keyHash = 0;
+  const keyStringEnd = (from: number): number => {
+    let h = keyHash;
+    for (let j = from; j < n; j++) {
+      const c = bytes[j]!;
+      h = Math.imul(h ^ c, 0x01000193);
+      if (c === 0x22) {
+        keyHash = h;
+        return j;
+      }
+      if (c < 0x20 || c >= 0x7f || c === 0x5c) return -1;
+    }
+    return -1;
+  };
   for (;;) {
     if ((entries.length & (STEP - 1)) === STEP - 1) yield;
     // `{"metric":"…"` then optionally `,"tags":{"k":"v",…}`, then `,"ts":[`.
     if (!at(bytes, i, METRIC)) return null;
     const keyStart = i + 1;
-    let j = stringEnd(i + METRIC.length);
+    keyHash = 0x811c9dc5;
+    let j = keyStringEnd(i + METRIC.length);
     if (j < 0) return null;
     j++;
     if (at(bytes, j, TAGS)) {
@@ -231,9 +252,9 @@ export function* scanSeriesSteps(text: string, bytes: Uint8Array): Generator<voi
       else
         for (;;) {
           if (bytes[j] !== 0x22) return null;
-          j = stringEnd(j + 1);
+          j = keyStringEnd(j + 1);
           if (j < 0 || bytes[j + 1] !== 0x3a || bytes[j + 2] !== 0x22) return null;
-          j = stringEnd(j + 3);
+          j = keyStringEnd(j + 3);
           if (j < 0) return null;
           const c = bytes[j + 1];
           j += 2;
@@ -242,7 +263,7 @@ export function* scanSeriesSteps(text: string, bytes: Uint8Array): Generator<voi
         }
     }
     if (!at(bytes, j, TS)) return null;
-    const known = identities.of(bytes, keyStart, j);
+    const known = identities.of(bytes, keyStart, j, keyHash);
     if (!known) return null;
     i = j + TS.length;
     // Timestamps: non-negative integers of at most 15 digits (exact), no leading zero; a sample's one bare.
