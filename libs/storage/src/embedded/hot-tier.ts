@@ -40,6 +40,23 @@ interface Log {
   buf: Uint8Array;
   length: number;
   disk: Spans | null;
+  /** Dropped from its window (released whole): an append must find or make the window's log again. */
+  released: boolean;
+  /** The KeyAppends that points here last: let go of it on release, so no released log is held for a series that stopped writing. */
+  owner: KeyAppends | null;
+}
+
+/**
+ * What the append path keeps per series key object (the write path hands the same object for a
+ * series on every request): its appends' series part as logged (walSeriesBytes), and the log its
+ * last append went to, so the next append to the same shard and window finds it without two map
+ * lookups. Held as long as that key object (the write path's bounded identity cache).
+ */
+interface KeyAppends {
+  readonly bytes: Uint8Array;
+  state: ShardState | null;
+  window: number;
+  log: Log | null;
 }
 
 /**
@@ -112,12 +129,11 @@ export class EmbeddedHotTier implements HotTier {
   private readonly series = new Map<string, Series>();
   private readonly strings = new Map<string, string>();
   /**
-   * Each series key's id and key JSON as its appends are logged (walSeriesBytes), by the key
-   * object: the write path hands the same object for a series on every request, so a series
-   * written every scrape encodes them once. Held as long as that object (the write path's
-   * bounded identity cache); ~150 bytes a series.
+   * Per series key object, its id and key JSON as its appends are logged and its last log
+   * (KeyAppends): a series written every scrape encodes them once. ~200 bytes a series, for as
+   * long as the write path's bounded identity cache holds its key.
    */
-  private readonly walSeries = new WeakMap<SeriesKey, Uint8Array>();
+  private readonly keyAppends = new WeakMap<SeriesKey, KeyAppends>();
   private readonly path: string;
   private file!: FileHandle;
   private fileBytes = 0;
@@ -262,6 +278,8 @@ export class EmbeddedHotTier implements HotTier {
         if (!w || !log) break;
         if (r.length >= log.length) {
           w.delete(r.id);
+          log.released = true;
+          if (log.owner?.log === log) log.owner.log = null;
           this.liveBytes -= log.length;
           this.releasedBytes += log.length;
           if (--log.series.logs === 0) this.series.delete(log.series.id);
@@ -291,7 +309,7 @@ export class EmbeddedHotTier implements HotTier {
   }
 
   /** `data` appended to the log of `id` in `window`; `at`: where `data` is in the log file. `key`: the series key, or its JSON as logged. */
-  private applyAppend(s: ShardState, window: number, id: string, key: string | SeriesKey, data: Uint8Array, at: number): void {
+  private applyAppend(s: ShardState, window: number, id: string, key: string | SeriesKey, data: Uint8Array, at: number): Log {
     let w = s.windows.get(window);
     if (!w) s.windows.set(window, (w = new Map()));
     let log = w.get(id);
@@ -299,8 +317,14 @@ export class EmbeddedHotTier implements HotTier {
       const series = this.seriesOf(id, key);
       series.logs++;
       const disk = data.length >= this.diskMin ? { at: new Float64Array(8), n: 0 } : null;
-      w.set(series.id, (log = { series, buf: EMPTY, length: 0, disk }));
+      w.set(series.id, (log = { series, buf: EMPTY, length: 0, disk, released: false, owner: null }));
     }
+    this.appendLog(log, data, at);
+    return log;
+  }
+
+  /** `data` appended to `log`; `at`: where `data` is in the log file. */
+  private appendLog(log: Log, data: Uint8Array, at: number): void {
     if (log.disk) {
       addSpan(log.disk, at, data.length);
       log.length += data.length;
@@ -356,11 +380,13 @@ export class EmbeddedHotTier implements HotTier {
    */
   private commitAppends(entries: readonly HotAppend[], from: number, to: number): Promise<void> {
     const series = new Array<Uint8Array>(to - from);
+    const keys = new Array<KeyAppends>(to - from);
     for (let i = from; i < to; i++) {
       const e = entries[i]!;
-      let b = this.walSeries.get(e.key);
-      if (b === undefined) this.walSeries.set(e.key, (b = walSeriesBytes(e.id, keyJson(e.key))));
-      series[i - from] = b;
+      let k = this.keyAppends.get(e.key);
+      if (k === undefined) this.keyAppends.set(e.key, (k = { bytes: walSeriesBytes(e.id, keyJson(e.key)), state: null, window: 0, log: null }));
+      series[i - from] = k.bytes;
+      keys[i - from] = k;
     }
     const dataAt = new Uint32Array(to - from);
     const buf = encodeHotAppends(entries, from, to, series, dataAt);
@@ -371,7 +397,16 @@ export class EmbeddedHotTier implements HotTier {
         const e = entries[i]!;
         let s = states.get(e.ref);
         if (!s) states.set(e.ref, (s = this.shard(e.ref)));
-        this.applyAppend(s, e.window, e.id, e.key, e.data, fileAt + dataAt[i - from]!);
+        const k = keys[i - from]!;
+        const { log } = k;
+        if (log !== null && k.state === s && k.window === e.window && !log.released) this.appendLog(log, e.data, fileAt + dataAt[i - from]!);
+        else {
+          const found = this.applyAppend(s, e.window, e.id, e.key, e.data, fileAt + dataAt[i - from]!);
+          found.owner = k;
+          k.log = found;
+          k.state = s;
+          k.window = e.window;
+        }
       }
     });
   }
