@@ -15,8 +15,12 @@ import { identityOf, isName, type SeriesWrite } from './validate.js';
  */
 export class ScannedWrite {
   constructor(
-    /** The body's text (the same characters as the bytes scanned): parseWrite falls back to it when an entry needs the general path. */
-    public text: string,
+    /**
+     * The body's bytes: ASCII (the scan reads nothing else), so their latin1 text is the body's
+     * text, which parseWrite falls back to when an entry needs the general path (`text()`).
+     * The request's text is never made otherwise: 4 MB of string per scrape round.
+     */
+    public bytes: Uint8Array,
     public entries: ScannedEntry[],
     /** The entries are `samples` (one sample each), not `series`. */
     readonly samples: boolean,
@@ -27,6 +31,11 @@ export class ScannedWrite {
      */
     readonly marksAgree = true,
   ) {}
+
+  /** The body as text (see `bytes`). */
+  text(): string {
+    return latin1(this.bytes, 0, this.bytes.length);
+  }
 }
 
 /** An entry is also its series' SeriesWrite (`id`, `key`, `ts`, `fields`) when the body names each series once: no second object per series. */
@@ -199,10 +208,12 @@ let lastNameBytes = ascii(lastName);
 const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
 
 /**
- * Scans a body as steps (a yield every STEP entries, for a sliced caller); null when it is not the
- * shape above. `bytes` are the body's, `text` the same as a string (kept for the fallback). Never throws.
+ * Scans a body's bytes as steps (a yield every STEP entries, for a sliced caller); null when it is
+ * not the shape above. Never throws. A body it takes is ASCII without a backslash (so no `\u`
+ * escape) and names nothing `__proto__` (isName refuses it as a metric, tag key or field name):
+ * the caller needs neither its text nor the checks a JSON.parse of it needs.
  */
-export function* scanSeriesSteps(text: string, bytes: Uint8Array): Generator<void, ScannedWrite | null> {
+export function* scanSeriesSteps(bytes: Uint8Array): Generator<void, ScannedWrite | null> {
   const rotations = identities.rotations;
   const samples = at(bytes, 0, SAMPLES);
   if (!samples && !at(bytes, 0, SERIES)) return null;
@@ -342,7 +353,7 @@ export function* scanSeriesSteps(text: string, bytes: Uint8Array): Generator<voi
     if (c === 0x5d && bytes[i + 2] === 0x7d && i + 3 === n) break;
     return null;
   }
-  return new ScannedWrite(text, entries, samples, identities.rotations === rotations);
+  return new ScannedWrite(bytes, entries, samples, identities.rotations === rotations);
 }
 
 const result = { value: 0, end: 0 };
