@@ -30,6 +30,15 @@ describe('series identity', () => {
     for (const c of counts) expect(c).toBeGreaterThan(50);
   });
 
+  it('takes a shard from the first 8 hex digits of an id, as parseInt reads them (anything else too)', () => {
+    const hex = fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEF'), minLength: 8, maxLength: 16 });
+    fc.assert(
+      fc.property(fc.oneof(hex, fc.string({ maxLength: 12 }), hex.map((h) => `${h.slice(0, 3)}x${h.slice(4)}`)), fc.integer({ min: 1, max: 4096 }), (id, shards) => {
+        expect(shardOf(id, shards)).toBe(Number.parseInt(id.slice(0, 8), 16) % shards);
+      }),
+    );
+  });
+
   it('lists the windows a half-open range touches', () => {
     const h = 3_600_000;
     expect(windowsOverlapping(0, h)).toEqual([0]);

@@ -88,45 +88,50 @@ export function installBodyDecoding(fastify: FastifyInstance, limits: { maxBodyB
   const parseJson = fastify.getDefaultJsonParser('error', 'ignore');
   fastify.removeContentTypeParser('application/json');
   fastify.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: maxBodyBytes }, function (this: FastifyInstance, req, body, done) {
-    let text: string;
-    try {
-      text = utf8(body as Buffer);
-    } catch (e) {
-      done(e as Error, undefined);
-      return;
-    }
-    const whole = () =>
-      parseJson.call(this, req, text, (err, value) => {
-        // A stack overflow inside JSON.parse reads as "invalid JSON"; name the limit when depth is why.
-        if (err && /"__proto__"\s*:/.test(text)) done(new S4Error('invalid_request', '__proto__ is not accepted as a name (JSON and MessagePack decoders treat it specially)', 400), undefined);
-        else if (err && nestingDepth(text) > maxNestingDepth)
-          done(new S4Error('invalid_request', `body nests deeper than ${maxNestingDepth} levels (limit S4_MAX_NESTING_DEPTH=${maxNestingDepth})`, 400, { limit: 'S4_MAX_NESTING_DEPTH', max: maxNestingDepth }), undefined);
-        else done(err, value);
-      });
-    // A text with neither `__proto__` nor any \u escape cannot name `__proto__`, so the poisoning
-    // check (a regular expression over the whole text: 1.5 % of the HTTP thread on nested records) is left out;
-    // any error goes through `whole` for its wording.
-    const proto = text.includes('__proto__');
-    const escapes = text.includes('\\u');
+    const bytes = body as Buffer;
     const write = req.url.split('?')[0] === '/v1/write';
-    // A write body of the usual compact shape is read from its text (engine write/scan.ts): no
-    // objects per series, identities by text; anything else (null) takes the path below.
-    if (!proto && !escapes && text.charCodeAt(0) === 0x7b && text.charCodeAt(1) === 0x22 && write) {
-      if (text.length >= SLICED_BODY_CHARS) {
-        runStepsSliced(scanSeriesSteps(text, body as Buffer), SCAN_SLICE_MS).then(
-          (scanned) => (scanned ? done(null, scanned) : parseJsonBody()),
-          () => parseJsonBody(),
+    // A write body of the usual compact shape is read from its bytes (engine write/scan.ts): no
+    // objects per series, identities by text, and no text of the body at all (4 MB of string per
+    // scrape round): what the scan takes is ASCII without a backslash and names nothing
+    // `__proto__`, so the UTF-8, escape and poisoning checks below have nothing to find in it.
+    // Anything else (null) takes the path below, as it always did.
+    if (write && bytes[0] === 0x7b && bytes[1] === 0x22) {
+      if (bytes.length >= SLICED_BODY_CHARS) {
+        runStepsSliced(scanSeriesSteps(bytes), SCAN_SLICE_MS).then(
+          (scanned) => (scanned ? done(null, scanned) : parseText.call(this)),
+          () => parseText.call(this),
         );
         return;
       }
-      const scanned = runSteps(scanSeriesSteps(text, body as Buffer));
+      const scanned = runSteps(scanSeriesSteps(bytes));
       if (scanned) {
         done(null, scanned);
         return;
       }
     }
-    parseJsonBody();
-    function parseJsonBody(): void {
+    parseText.call(this);
+
+    function parseText(this: FastifyInstance): void {
+      let text: string;
+      try {
+        text = utf8(bytes);
+      } catch (e) {
+        done(e as Error, undefined);
+        return;
+      }
+      const whole = () =>
+        parseJson.call(this, req, text, (err, value) => {
+          // A stack overflow inside JSON.parse reads as "invalid JSON"; name the limit when depth is why.
+          if (err && /"__proto__"\s*:/.test(text)) done(new S4Error('invalid_request', '__proto__ is not accepted as a name (JSON and MessagePack decoders treat it specially)', 400), undefined);
+          else if (err && nestingDepth(text) > maxNestingDepth)
+            done(new S4Error('invalid_request', `body nests deeper than ${maxNestingDepth} levels (limit S4_MAX_NESTING_DEPTH=${maxNestingDepth})`, 400, { limit: 'S4_MAX_NESTING_DEPTH', max: maxNestingDepth }), undefined);
+          else done(err, value);
+        });
+      // A text with neither `__proto__` nor any \u escape cannot name `__proto__`, so the poisoning
+      // check (a regular expression over the whole text: 1.5 % of the HTTP thread on nested records) is left out;
+      // any error goes through `whole` for its wording.
+      const proto = text.includes('__proto__');
+      const escapes = text.includes('\\u');
       if (!proto && !escapes && text.length < SLICED_BODY_CHARS) {
         let value: unknown;
         try {

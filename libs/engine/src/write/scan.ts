@@ -1,4 +1,4 @@
-import { nameMap, type FieldValue, type SeriesIdentity, type Tags } from '@s4/core';
+import { type FieldValue, type SeriesIdentity, type Tags } from '@s4/core';
 import { identityOf, isName, type SeriesWrite } from './validate.js';
 
 /**
@@ -15,8 +15,12 @@ import { identityOf, isName, type SeriesWrite } from './validate.js';
  */
 export class ScannedWrite {
   constructor(
-    /** The body's text (the same characters as the bytes scanned): parseWrite falls back to it when an entry needs the general path. */
-    public text: string,
+    /**
+     * The body's bytes: ASCII (the scan reads nothing else), so their latin1 text is the body's
+     * text, which parseWrite falls back to when an entry needs the general path (`text()`).
+     * The request's text is never made otherwise: 4 MB of string per scrape round.
+     */
+    public bytes: Uint8Array,
     public entries: ScannedEntry[],
     /** The entries are `samples` (one sample each), not `series`. */
     readonly samples: boolean,
@@ -27,6 +31,11 @@ export class ScannedWrite {
      */
     readonly marksAgree = true,
   ) {}
+
+  /** The body as text (see `bytes`). */
+  text(): string {
+    return latin1(this.bytes, 0, this.bytes.length);
+  }
 }
 
 /** An entry is also its series' SeriesWrite (`id`, `key`, `ts`, `fields`) when the body names each series once: no second object per series. */
@@ -106,10 +115,11 @@ class TextIdentities {
 
   constructor(private readonly perGeneration = 65_536) {}
 
-  /** The identity of the key text bytes[start, end), or null when its names are not all plain (the general path words the refusal). */
-  of(bytes: Uint8Array, start: number, end: number): KeyText | null {
-    let h = 0x811c9dc5;
-    for (let i = start; i < end; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
+  /**
+   * The identity of the key text bytes[start, end), or null when its names are not all plain (the
+   * general path words the refusal). `h`: the text's hash, as the scan made it while reading the text (keyStringEnd).
+   */
+  of(bytes: Uint8Array, start: number, end: number, h: number): KeyText | null {
     const len = end - start;
     const found = find(this.current.get(h), bytes, start, len) ?? find(this.older.get(h), bytes, start, len);
     if (found && found.generation === this.current) return found;
@@ -181,6 +191,15 @@ const EMPTY_TAGS: Tags = Object.freeze({});
 
 const identities = new TextIdentities();
 
+/**
+ * An entry's columns by field name: a plain object whose prototype is an empty object without
+ * one, so no name inherits anything (as a nameMap), but V8 keeps it in fast mode: a nameMap
+ * (`Object.create(null)`) is a dictionary, 4× dearer to make, and every `for...in` over it (the
+ * admission's count, the record encoder) builds its key list again. One per entry of 40,000.
+ */
+const Columns = function () {} as unknown as new () => Record<string, FieldValue[]>;
+Columns.prototype = Object.freeze(Object.create(null) as object);
+
 /** The field name the scanner read last (a string already checked by isName), and its bytes. */
 let lastName = 'value';
 let lastNameBytes = ascii(lastName);
@@ -189,10 +208,12 @@ let lastNameBytes = ascii(lastName);
 const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
 
 /**
- * Scans a body as steps (a yield every STEP entries, for a sliced caller); null when it is not the
- * shape above. `bytes` are the body's, `text` the same as a string (kept for the fallback). Never throws.
+ * Scans a body's bytes as steps (a yield every STEP entries, for a sliced caller); null when it is
+ * not the shape above. Never throws. A body it takes is ASCII without a backslash (so no `\u`
+ * escape) and names nothing `__proto__` (isName refuses it as a metric, tag key or field name):
+ * the caller needs neither its text nor the checks a JSON.parse of it needs.
  */
-export function* scanSeriesSteps(text: string, bytes: Uint8Array): Generator<void, ScannedWrite | null> {
+export function* scanSeriesSteps(bytes: Uint8Array): Generator<void, ScannedWrite | null> {
   const rotations = identities.rotations;
   const samples = at(bytes, 0, SAMPLES);
   if (!samples && !at(bytes, 0, SERIES)) return null;
@@ -208,12 +229,32 @@ export function* scanSeriesSteps(text: string, bytes: Uint8Array): Generator<voi
     }
     return -1;
   };
+  /**
+   * stringEnd for the strings of a key text, hashing their characters (and closing quotes) into
+   * `keyHash` on the way: the text is read here and once more where it is compared with the
+   * cached copy, not a third time for the hash. The same text always hashes the same.
+   */
+  let keyHash = 0;
+  const keyStringEnd = (from: number): number => {
+    let h = keyHash;
+    for (let j = from; j < n; j++) {
+      const c = bytes[j]!;
+      h = Math.imul(h ^ c, 0x01000193);
+      if (c === 0x22) {
+        keyHash = h;
+        return j;
+      }
+      if (c < 0x20 || c >= 0x7f || c === 0x5c) return -1;
+    }
+    return -1;
+  };
   for (;;) {
     if ((entries.length & (STEP - 1)) === STEP - 1) yield;
     // `{"metric":"…"` then optionally `,"tags":{"k":"v",…}`, then `,"ts":[`.
     if (!at(bytes, i, METRIC)) return null;
     const keyStart = i + 1;
-    let j = stringEnd(i + METRIC.length);
+    keyHash = 0x811c9dc5;
+    let j = keyStringEnd(i + METRIC.length);
     if (j < 0) return null;
     j++;
     if (at(bytes, j, TAGS)) {
@@ -222,9 +263,9 @@ export function* scanSeriesSteps(text: string, bytes: Uint8Array): Generator<voi
       else
         for (;;) {
           if (bytes[j] !== 0x22) return null;
-          j = stringEnd(j + 1);
+          j = keyStringEnd(j + 1);
           if (j < 0 || bytes[j + 1] !== 0x3a || bytes[j + 2] !== 0x22) return null;
-          j = stringEnd(j + 3);
+          j = keyStringEnd(j + 3);
           if (j < 0) return null;
           const c = bytes[j + 1];
           j += 2;
@@ -233,36 +274,32 @@ export function* scanSeriesSteps(text: string, bytes: Uint8Array): Generator<voi
         }
     }
     if (!at(bytes, j, TS)) return null;
-    const known = identities.of(bytes, keyStart, j);
+    const known = identities.of(bytes, keyStart, j, keyHash);
     if (!known) return null;
     i = j + TS.length;
     // Timestamps: non-negative integers of at most 15 digits (exact), no leading zero; a sample's one bare.
-    const ts: number[] = [];
+    // Arrays made at their length (one sample, the scrape shape: a literal of one), not grown by push.
     if (!samples) {
       if (bytes[i] !== 0x5b) return null;
       i++;
     }
-    for (;;) {
-      let v = 0;
-      const start = i;
-      let c = bytes[i]!;
-      while (c >= 0x30 && c <= 0x39) {
-        v = v * 10 + (c - 0x30);
-        c = bytes[++i]!;
+    let t = readTimestamp(bytes, i);
+    if (t < 0) return null;
+    i = result.end;
+    const ts = [t];
+    if (!samples) {
+      while (bytes[i] === 0x2c) {
+        t = readTimestamp(bytes, i + 1);
+        if (t < 0) return null;
+        ts.push(t);
+        i = result.end;
       }
-      const digits = i - start;
-      if (digits === 0 || digits > 15 || (digits > 1 && bytes[start] === 0x30)) return null;
-      ts.push(v);
-      if (samples) break;
-      if (c === 0x2c) i++;
-      else if (c === 0x5d) {
-        i++;
-        break;
-      } else return null;
+      if (bytes[i] !== 0x5d) return null;
+      i++;
     }
     if (!at(bytes, i, FIELDS)) return null;
     i += FIELDS.length;
-    const fields = nameMap<FieldValue[]>();
+    const fields = new Columns();
     let names = 0;
     for (;;) {
       if (bytes[i] !== 0x22) return null;
@@ -279,28 +316,19 @@ export function* scanSeriesSteps(text: string, bytes: Uint8Array): Generator<voi
       // A name twice (JSON.parse keeps the last): the general path.
       if (fields[name] !== undefined) return null;
       i = end + 2;
-      const col: number[] = [];
-      if (samples) {
-        const v = readNumber(bytes, i);
-        if (v === null) return null;
-        col.push(v.value);
-        i = v.end;
-      } else {
-        if (bytes[i] !== 0x5b) return null;
-        i++;
-        for (;;) {
-          const v = readNumber(bytes, i);
+      let v = readNumber(bytes, samples ? i : i + 1);
+      if (v === null || (!samples && bytes[i] !== 0x5b)) return null;
+      const col = [v.value];
+      i = v.end;
+      if (!samples) {
+        while (bytes[i] === 0x2c) {
+          v = readNumber(bytes, i + 1);
           if (v === null) return null;
           col.push(v.value);
           i = v.end;
-          const c = bytes[i];
-          if (c === 0x2c) i++;
-          else if (c === 0x5d) {
-            i++;
-            break;
-          } else return null;
         }
-        if (col.length !== ts.length) return null;
+        if (bytes[i] !== 0x5d || col.length !== ts.length) return null;
+        i++;
       }
       fields[name] = col;
       names++;
@@ -325,10 +353,25 @@ export function* scanSeriesSteps(text: string, bytes: Uint8Array): Generator<voi
     if (c === 0x5d && bytes[i + 2] === 0x7d && i + 3 === n) break;
     return null;
   }
-  return new ScannedWrite(text, entries, samples, identities.rotations === rotations);
+  return new ScannedWrite(bytes, entries, samples, identities.rotations === rotations);
 }
 
 const result = { value: 0, end: 0 };
+
+/** A timestamp at `i` (see the scan), its end in `result.end`; -1 when the text there is not one. */
+function readTimestamp(bytes: Uint8Array, i: number): number {
+  const start = i;
+  let v = 0;
+  let c = bytes[i]!;
+  while (c >= 0x30 && c <= 0x39) {
+    v = v * 10 + (c - 0x30);
+    c = bytes[++i]!;
+  }
+  const digits = i - start;
+  if (digits === 0 || digits > 15 || (digits > 1 && bytes[start] === 0x30)) return -1;
+  result.end = i;
+  return v;
+}
 
 /**
  * A JSON number at `i`: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, exactly as JSON.parse

@@ -142,10 +142,12 @@ export function releaseBody(input: WriteBody): void {
   if (input.kind === 'json') input.body = undefined;
   else if (input.kind === 'ndjson') input.text = '';
   else {
-    input.scanned.text = '';
+    input.scanned.bytes = EMPTY_BYTES;
     input.scanned.entries = [];
   }
 }
+
+const EMPTY_BYTES = new Uint8Array(0);
 
 const MAX_ISSUES = 100;
 
@@ -282,7 +284,7 @@ function* parseSteps(input: WriteBody, limits: WriteLimits, now: number, fast = 
   };
 
   if (input.kind === 'scanned') {
-    const { entries, samples, text } = input.scanned;
+    const { entries, samples } = input.scanned;
     // The scan took the shape; the checks plainColumns and plainSample make on values are made
     // here. An entry they would not take sends the whole body the general way, for its wording.
     const latest = now + limits.maxFutureMs;
@@ -292,7 +294,7 @@ function* parseSteps(input: WriteBody, limits: WriteLimits, now: number, fast = 
       if (e.names > limits.maxFieldsPerSample) usual = false;
       for (let j = 0; j < e.ts.length && usual; j++) if (e.ts[j]! > latest) usual = false;
     }
-    if (!usual) return yield* parseSteps({ kind: 'json', body: JSON.parse(text) as unknown }, limits, now, fast);
+    if (!usual) return yield* parseSteps({ kind: 'json', body: JSON.parse(input.scanned.text()) as unknown }, limits, now, fast);
     const what = samples ? 'samples' : 'series';
     if (samples) countSamples(entries.length);
     if (distinctSeries(input.scanned)) {

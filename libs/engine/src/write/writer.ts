@@ -3,6 +3,14 @@ import { RecordEncoder } from '@s4/format';
 import { runSteps, runStepsSliced } from '../concurrency.js';
 import type { SeriesWrite } from './validate.js';
 
+/** A metric's namespace as one request's encoding uses it: its ShardRefs, made as shards are met, and the encoder of its record limit. */
+interface Route {
+  readonly ns: string;
+  readonly shards: number;
+  readonly refs: ShardRef[];
+  readonly enc: RecordEncoder;
+}
+
 /** Series encoded between two looks at the clock. */
 const STEP = 256;
 
@@ -51,32 +59,29 @@ export class Writer {
     let samples = 0;
     let bytes = 0;
     const { route } = this.options;
-    // Per request, not per series: the namespace of each metric, one ShardRef per shard, one encoder (one buffer) per record limit.
-    const routes = new Map<string, { readonly ns: string; readonly shards: number; readonly maxRecordBytes: number }>();
+    // Per request, not per series: the namespace of each metric with its ShardRefs (one per shard)
+    // and its encoder (one buffer per record limit), one lookup per series (a scrape's metrics
+    // alternate series by series, so its route changes at nearly every series).
+    const routes = new Map<string, Route>();
     const refs = new Map<string, ShardRef[]>();
     const encoders = new Map<number, RecordEncoder>();
-    // The refs and encoder of the previous series' route: looked up again only when the route changes.
-    let last: { readonly ns: string; readonly shards: number; readonly maxRecordBytes: number } | null = null;
-    let nsRefs!: ShardRef[];
-    let enc!: RecordEncoder;
+    const routeOf = (r: { readonly ns: string; readonly shards: number; readonly maxRecordBytes: number }): Route => {
+      let nsRefs = refs.get(r.ns);
+      if (!nsRefs) refs.set(r.ns, (nsRefs = []));
+      let enc = encoders.get(r.maxRecordBytes);
+      if (!enc) encoders.set(r.maxRecordBytes, (enc = new RecordEncoder(r.maxRecordBytes)));
+      return { ns: r.ns, shards: r.shards, refs: nsRefs, enc };
+    };
+    const single = route ? null : routeOf(this.options);
     for (let i = 0; i < series.length; i++) {
       if ((i & (STEP - 1)) === STEP - 1) yield;
       const s = series[i]!;
-      let r: { readonly ns: string; readonly shards: number; readonly maxRecordBytes: number } | undefined = this.options;
-      if (route) {
-        r = routes.get(s.key.metric);
-        if (!r) routes.set(s.key.metric, (r = route(s.key.metric)));
+      let r = single;
+      if (!r) {
+        r = routes.get(s.key.metric) ?? null;
+        if (!r) routes.set(s.key.metric, (r = routeOf(route!(s.key.metric))));
       }
-      const { ns, shards, maxRecordBytes } = r;
-      if (r !== last) {
-        last = r;
-        let nr = refs.get(ns);
-        if (!nr) refs.set(ns, (nr = []));
-        nsRefs = nr;
-        let ne = encoders.get(maxRecordBytes);
-        if (!ne) encoders.set(maxRecordBytes, (ne = new RecordEncoder(maxRecordBytes)));
-        enc = ne;
-      }
+      const { ns, shards, refs: nsRefs, enc } = r;
       const shard = shardOf(s.id, shards);
       const ref = (nsRefs[shard] ??= { ns, shard });
       samples += s.ts.length;

@@ -2,7 +2,7 @@ import { crc32 } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CorruptDataError } from '@s4/core';
-import { WAL_HEADER_BYTES, decodeWal, encodeWalAppends, encodeWalRecord, type WalRecord } from './wal.js';
+import { WAL_HEADER_BYTES, decodeWal, encodeHotAppends, encodeWalAppends, encodeWalRecord, walSeriesBytes, type WalRecord } from './wal.js';
 
 // Strings are stored as UTF-8: a lone surrogate cannot be, so it reads back as U+FFFD.
 const str = fc.string({ unit: 'binary', maxLength: 24 });
@@ -99,6 +99,23 @@ describe('embedded hot-tier log (WAL)', () => {
       }),
     );
     expect(() => encodeWalAppends([{ ns: 'n', shard: 2 ** 32, window: 0, id: 'i', key: 'k', data: new Uint8Array(0) }])).toThrow(RangeError);
+  });
+
+  it('writes the hot tier\'s appends with their series parts encoded once byte for byte as encodeWalAppends, data where dataAt says', () => {
+    fc.assert(
+      fc.property(fc.array(append, { maxLength: 8 }), fc.nat(8), fc.nat(8), (entries, a, b) => {
+        const from = Math.min(a, b, entries.length);
+        const to = Math.min(Math.max(a, b), entries.length);
+        const hot = entries.map((e) => ({ ref: { ns: e.ns, shard: e.shard }, window: e.window, id: e.id, key: { metric: 'unused', tags: {} }, data: e.data }));
+        const series = entries.slice(from, to).map((e) => walSeriesBytes(e.id, e.key));
+        const dataAt = new Uint32Array(to - from);
+        const bytes = encodeHotAppends(hot, from, to, series, dataAt);
+        expect(Buffer.from(bytes).equals(encodeWalAppends(entries.slice(from, to)))).toBe(true);
+        for (let i = from; i < to; i++) expect(Buffer.from(bytes.subarray(dataAt[i - from], dataAt[i - from]! + entries[i]!.data.length)).equals(Buffer.from(entries[i]!.data))).toBe(true);
+      }),
+    );
+    const series = [walSeriesBytes('i', 'k')];
+    expect(() => encodeHotAppends([{ ref: { ns: 'n', shard: 2 ** 32 }, window: 0, id: 'i', key: { metric: 'm', tags: {} }, data: new Uint8Array(0) }], 0, 1, series, new Uint32Array(1))).toThrow(RangeError);
   });
 
   it('reports an appends record naming a namespace outside its table as corruption', () => {

@@ -1,4 +1,5 @@
 import { crc32 } from 'node:zlib';
+import type { HotAppend } from '@s4/core';
 import { ByteReader, ByteWriter } from '../codec/bytes.js';
 
 /**
@@ -199,6 +200,84 @@ function encodeAppends(entries: readonly WalAppend[], dataAt: number[] | undefin
   }
   b.writeUInt32LE(p - WAL_HEADER_BYTES, 0);
   b.writeUInt32LE(crc32(b.subarray(WAL_HEADER_BYTES, p)), 4);
+  return b.subarray(0, p);
+}
+
+/**
+ * The series part of an append in an `appends` record, `id <wstr> │ key <wstr>`, as
+ * encodeHotAppends copies it: made once for a series written every scrape (the embedded hot tier
+ * keeps it beside the series key), where writing both strings again per append was most of the
+ * cost of encoding a scrape's record. A view of Node's shared pool (no buffer of its own).
+ */
+export function walSeriesBytes(id: string, key: string): Uint8Array {
+  const idBytes = Buffer.byteLength(id, 'utf8');
+  const keyBytes = Buffer.byteLength(key, 'utf8');
+  const b = Buffer.allocUnsafe(8 + idBytes + keyBytes);
+  b.writeUInt32LE(idBytes, 0);
+  b.write(id, 4, 'utf8');
+  b.writeUInt32LE(keyBytes, 4 + idBytes);
+  b.write(key, 8 + idBytes, 'utf8');
+  return b;
+}
+
+/**
+ * entries[from, to) as one `appends` record, byte for byte what encodeWalAppends writes for the
+ * same appends (ns and shard from `ref`, the key as its JSON): `series[i - from]` is entry i's
+ * series part (walSeriesBytes), copied as it is. Where each append's data starts in the returned
+ * bytes goes to `dataAt[i - from]`. No object per append.
+ */
+export function encodeHotAppends(entries: readonly HotAppend[], from: number, to: number, series: readonly Uint8Array[], dataAt: Uint32Array): Buffer {
+  const names = new Map<string, number>();
+  let bound = WAL_HEADER_BYTES + 1 + 4 + 4;
+  let lastNs: string | null = null;
+  for (let i = from; i < to; i++) {
+    const e = entries[i]!;
+    const ns = e.ref.ns;
+    if (ns !== lastNs && !names.has((lastNs = ns))) {
+      names.set(ns, names.size);
+      bound += 4 + 3 * ns.length;
+    }
+    bound += 4 + 4 + 8 + series[i - from]!.length + 4 + e.data.length;
+  }
+  const b = Buffer.allocUnsafe(bound);
+  const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  let p = WAL_HEADER_BYTES;
+  b[p++] = WAL_RECORD_TYPES.appends;
+  view.setUint32(p, names.size, true);
+  p += 4;
+  for (const ns of names.keys()) {
+    const n = b.write(ns, p + 4, 'utf8');
+    view.setUint32(p, n, true);
+    p += 4 + n;
+  }
+  view.setUint32(p, to - from, true);
+  p += 4;
+  lastNs = null;
+  let nsIndex = 0;
+  for (let i = from; i < to; i++) {
+    const e = entries[i]!;
+    const { ref, data } = e;
+    if (ref.ns !== lastNs) nsIndex = names.get((lastNs = ref.ns))!;
+    const shard = ref.shard;
+    if (!(shard >= 0 && shard <= 0xffff_ffff)) throw new RangeError(`hot-tier log: ${shard} does not fit a u32`);
+    view.setUint32(p, nsIndex, true);
+    view.setUint32(p + 4, shard, true);
+    view.setFloat64(p + 8, e.window, true);
+    p += 16;
+    const s = series[i - from]!;
+    b.set(s, p);
+    p += s.length;
+    const n = data.length;
+    view.setUint32(p, n, true);
+    p += 4;
+    dataAt[i - from] = p;
+    // A scrape's record is a few bytes: a loop, where TypedArray#set's call costs more than the copy.
+    if (n <= 64) for (let j = 0; j < n; j++) b[p + j] = data[j]!;
+    else b.set(data, p);
+    p += n;
+  }
+  view.setUint32(0, p - WAL_HEADER_BYTES, true);
+  view.setUint32(4, crc32(b.subarray(WAL_HEADER_BYTES, p)), true);
   return b.subarray(0, p);
 }
 

@@ -17,7 +17,7 @@ import {
   WINDOW_MS,
   keyJson,
 } from '@s4/core';
-import { WAL_HEADER_BYTES, decodeWal, encodeWalRecord, encodeWalRecordAt, type WalAppend, type WalRecord } from '@s4/format';
+import { WAL_HEADER_BYTES, decodeWal, encodeHotAppends, encodeWalRecord, encodeWalRecordAt, walSeriesBytes, type WalRecord } from '@s4/format';
 
 /**
  * A series, held once however many windows hold a log of it (the logs point here), with its
@@ -41,6 +41,23 @@ interface Log {
   buf: Uint8Array;
   length: number;
   disk: Spans | null;
+  /** Dropped from its window (released whole): an append must find or make the window's log again. */
+  released: boolean;
+  /** The KeyAppends that points here last: let go of it on release, so no released log is held for a series that stopped writing. */
+  owner: KeyAppends | null;
+}
+
+/**
+ * What the append path keeps per series key object (the write path hands the same object for a
+ * series on every request): its appends' series part as logged (walSeriesBytes), and the log its
+ * last append went to, so the next append to the same shard and window finds it without two map
+ * lookups. Held as long as that key object (the write path's bounded identity cache).
+ */
+interface KeyAppends {
+  readonly bytes: Uint8Array;
+  state: ShardState | null;
+  window: number;
+  log: Log | null;
 }
 
 /**
@@ -117,6 +134,12 @@ export class EmbeddedHotTier implements HotTier {
   /** Every series with a log in some window, by id (ids are per namespace-independent hashes; the key disambiguates nothing more). */
   private readonly series = new Map<string, Series>();
   private readonly strings = new Map<string, string>();
+  /**
+   * Per series key object, its id and key JSON as its appends are logged and its last log
+   * (KeyAppends): a series written every scrape encodes them once. ~200 bytes a series, for as
+   * long as the write path's bounded identity cache holds its key.
+   */
+  private readonly keyAppends = new WeakMap<SeriesKey, KeyAppends>();
   private readonly path: string;
   private file!: FileHandle;
   private fileBytes = 0;
@@ -244,13 +267,16 @@ export class EmbeddedHotTier implements HotTier {
   /** Apply one logged record; `fileAt(data)` says where an append's data is in the log file. */
   private apply(r: WalRecord, fileAt: (data: Uint8Array, i: number) => number): void {
     if (r.type === 'appends') {
-      for (let i = 0; i < r.entries.length; i++) this.applyAppend(this.shard(r.entries[i]!), r.entries[i]!, fileAt(r.entries[i]!.data, i));
+      for (let i = 0; i < r.entries.length; i++) {
+        const e = r.entries[i]!;
+        this.applyAppend(this.shard(e), e.window, e.id, e.key, e.data, fileAt(e.data, i));
+      }
       return;
     }
     const s = this.shard(r);
     switch (r.type) {
       case 'append':
-        this.applyAppend(s, r, fileAt(r.data, 0));
+        this.applyAppend(s, r.window, r.id, r.key, r.data, fileAt(r.data, 0));
         break;
       case 'release': {
         const w = s.windows.get(r.window);
@@ -259,6 +285,8 @@ export class EmbeddedHotTier implements HotTier {
         if (r.length >= log.length) {
           w.delete(r.id);
           unindex(s, r.window, log);
+          log.released = true;
+          if (log.owner?.log === log) log.owner.log = null;
           this.liveBytes -= log.length;
           this.releasedBytes += log.length;
           if (--log.series.logs === 0) this.series.delete(log.series.id);
@@ -287,29 +315,36 @@ export class EmbeddedHotTier implements HotTier {
     }
   }
 
-  /** `at`: where `r.data` is in the log file. */
-  private applyAppend(s: ShardState, r: WalAppend, at: number): void {
-    let w = s.windows.get(r.window);
-    if (!w) s.windows.set(r.window, (w = new Map()));
-    let log = w.get(r.id);
+  /** `data` appended to the log of `id` in `window`; `at`: where `data` is in the log file. `key`: the series key, or its JSON as logged. */
+  private applyAppend(s: ShardState, window: number, id: string, key: string | SeriesKey, data: Uint8Array, at: number): Log {
+    let w = s.windows.get(window);
+    if (!w) s.windows.set(window, (w = new Map()));
+    let log = w.get(id);
     if (!log) {
-      const series = this.seriesOf(r.id, r.key);
+      const series = this.seriesOf(id, key);
       series.logs++;
-      const disk = r.data.length >= this.diskMin ? { at: new Float64Array(8), n: 0 } : null;
-      w.set(series.id, (log = { series, buf: EMPTY, length: 0, disk }));
-      index(s, r.window, log);
+      const disk = data.length >= this.diskMin ? { at: new Float64Array(8), n: 0 } : null;
+      w.set(series.id, (log = { series, buf: EMPTY, length: 0, disk, released: false, owner: null }));
+      index(s, window, log);
     }
+    this.appendLog(log, data, at);
+    return log;
+  }
+
+  /** `data` appended to `log`; `at`: where `data` is in the log file. */
+  private appendLog(log: Log, data: Uint8Array, at: number): void {
     if (log.disk) {
-      addSpan(log.disk, at, r.data.length);
-      log.length += r.data.length;
-    } else appendTo(log, r.data);
-    this.liveBytes += r.data.length;
+      addSpan(log.disk, at, data.length);
+      log.length += data.length;
+    } else appendTo(log, data);
+    this.liveBytes += data.length;
   }
 
   /** The series of `id`, created from its key's JSON the first time, with its strings interned. */
-  private seriesOf(id: string, keyText: string): Series {
+  private seriesOf(id: string, key: string | SeriesKey): Series {
     let s = this.series.get(id);
     if (s) return s;
+    const keyText = typeof key === 'string' ? key : keyJson(key);
     // The parsed object itself (its values interned in place): JSON.parse builds compact objects,
     // where a prototype-less copy would be a dictionary several times the size. Readers look tags
     // up as own properties, and the validator refuses `__proto__`.
@@ -343,7 +378,49 @@ export class EmbeddedHotTier implements HotTier {
     });
     // One record (every append commit) is its own buffer: a concat would copy it whole again.
     const buf = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
-    const apply = (fileAt: number) => records.forEach((r, i) => this.apply(r, (_, j) => fileAt + starts[i]! + dataAt[i]![j]!));
+    return this.enqueue(buf, (fileAt) => records.forEach((r, i) => this.apply(r, (_, j) => fileAt + starts[i]! + dataAt[i]![j]!)));
+  }
+
+  /**
+   * Appends entries[from, to) as one `appends` record, without a WalAppend per entry: each key's
+   * id and key JSON are encoded once (walSeries), and applying takes the entries as they are.
+   * The bytes are those `commit` writes for the same appends.
+   */
+  private commitAppends(entries: readonly HotAppend[], from: number, to: number): Promise<void> {
+    const series = new Array<Uint8Array>(to - from);
+    const keys = new Array<KeyAppends>(to - from);
+    for (let i = from; i < to; i++) {
+      const e = entries[i]!;
+      let k = this.keyAppends.get(e.key);
+      if (k === undefined) this.keyAppends.set(e.key, (k = { bytes: walSeriesBytes(e.id, keyJson(e.key)), state: null, window: 0, log: null }));
+      series[i - from] = k.bytes;
+      keys[i - from] = k;
+    }
+    const dataAt = new Uint32Array(to - from);
+    const buf = encodeHotAppends(entries, from, to, series, dataAt);
+    return this.enqueue(buf, (fileAt) => {
+      // Appends of one request share a ShardRef per shard: its state looked up once, not by a `ns/shard` string per append.
+      const states = new Map<ShardRef, ShardState>();
+      for (let i = from; i < to; i++) {
+        const e = entries[i]!;
+        let s = states.get(e.ref);
+        if (!s) states.set(e.ref, (s = this.shard(e.ref)));
+        const k = keys[i - from]!;
+        const { log } = k;
+        if (log !== null && k.state === s && k.window === e.window && !log.released) this.appendLog(log, e.data, fileAt + dataAt[i - from]!);
+        else {
+          const found = this.applyAppend(s, e.window, e.id, e.key, e.data, fileAt + dataAt[i - from]!);
+          found.owner = k;
+          k.log = found;
+          k.state = s;
+          k.window = e.window;
+        }
+      }
+    });
+  }
+
+  /** `buf` written and made durable with the next group commit; `apply(at)` then, `at` where `buf` starts in the file. */
+  private enqueue(buf: Buffer, apply: (at: number) => void): Promise<void> {
     return new Promise((resolve, reject) => {
       this.pending.push({ buf, apply, resolve, reject });
       this.writing ??= this.drain();
@@ -357,11 +434,10 @@ export class EmbeddedHotTier implements HotTier {
         this.pending = [];
         try {
           await this.repair();
-          const buf = batch.length === 1 ? batch[0]!.buf : Buffer.concat(batch.map((b) => b.buf));
-          await this.writeAll(buf);
+          const bytes = await this.writeAll(batch.map((b) => b.buf));
           if (this.options.fsync === 'always') await this.file.datasync();
           let at = this.fileBytes;
-          this.fileBytes += buf.length;
+          this.fileBytes += bytes;
           let since = performance.now();
           for (const b of batch) {
             // Each commit is applied whole; between commits, once a slice has run, requests get a turn.
@@ -397,14 +473,29 @@ export class EmbeddedHotTier implements HotTier {
     this.writing = null;
   }
 
-  /** Write all of `buf`: a write may be short (a nearly full disk), and the rest must follow it. */
-  private async writeAll(buf: Buffer): Promise<void> {
-    let done = 0;
-    while (done < buf.length) {
-      const { bytesWritten } = await this.file.write(buf, done, buf.length - done);
-      if (bytesWritten <= 0) throw Object.assign(new Error('write made no progress'), { code: 'EIO' });
-      done += bytesWritten;
+  /**
+   * Write all of `bufs`, in order, and say how many bytes that was. The commits of a group go out
+   * in one writev (they were copied into one buffer first: 5 MB a scrape round); a write may be
+   * short (a nearly full disk), and the rest must follow it, a buffer at a time.
+   */
+  private async writeAll(bufs: readonly Buffer[]): Promise<number> {
+    let total = 0;
+    for (const b of bufs) total += b.length;
+    let done = bufs.length > 1 ? (await this.file.writev(bufs)).bytesWritten : 0;
+    for (const buf of bufs) {
+      if (done >= buf.length) {
+        done -= buf.length;
+        continue;
+      }
+      let at = done;
+      done = 0;
+      while (at < buf.length) {
+        const { bytesWritten } = await this.file.write(buf, at, buf.length - at);
+        if (bytesWritten <= 0) throw Object.assign(new Error('write made no progress'), { code: 'EIO' });
+        at += bytesWritten;
+      }
     }
+    return total;
   }
 
   /** After a failed append: cut the file back to its last acknowledged byte, durably. */
@@ -494,12 +585,7 @@ export class EmbeddedHotTier implements HotTier {
     const commits: Promise<void>[] = [];
     for (let i = 0; i < entries.length; i += COMMIT_APPENDS) {
       if (i > 0) await bulkTurn();
-      const part: WalAppend[] = [];
-      for (let j = i; j < Math.min(entries.length, i + COMMIT_APPENDS); j++) {
-        const e = entries[j]!;
-        part.push({ ns: e.ref.ns, shard: e.ref.shard, window: e.window, id: e.id, key: keyJson(e.key), data: e.data });
-      }
-      commits.push(this.commit([{ type: 'appends', entries: part }]));
+      commits.push(this.commitAppends(entries, i, Math.min(entries.length, i + COMMIT_APPENDS)));
     }
     // Every commit is awaited, so a failure of one is not left unhandled while another is pending.
     const failed = (await Promise.allSettled(commits)).find((r) => r.status === 'rejected');
