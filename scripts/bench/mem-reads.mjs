@@ -7,6 +7,11 @@
 //
 //   BENCH_WORK=/tmp/bench-mem BENCH_S4_PORT=18701 node scripts/bench/mem-reads.mjs [json ndjson msgpack msgpack2 ...]
 //
+// With MEM_ONE_SERVER=1, one server reads the variants in turn, BENCH_REPEATS + 1 rounds (the
+// records bench's R4: a warm-up of each, then rounds of json, ndjson, SDK records(), column()):
+//
+//   MEM_ONE_SERVER=1 node scripts/bench/mem-reads.mjs json ndjson msgpack2 msgpack2
+//
 // Knobs: BENCH_REPEATS (3), BENCH_S4_CACHE_BYTES, BENCH_S4_DIST (another build's main.js), MEM_PROBE (1).
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -51,7 +56,8 @@ async function main() {
     msgpack2: () => drain(q('msgpack'), { accept: 'application/msgpack; columns=2' }),
     r1: () => drain(`${URL_}/v1/query?metric=${METRIC}&tag=machine:m000&from=${p.start}&to=${p.end}&format=json`),
   };
-  for (const v of variants) {
+  const one = env.MEM_ONE_SERVER === '1';
+  for (const v of one ? [variants] : variants) {
     rmSync(PROBE_DIR, { recursive: true, force: true });
     mkdirSync(PROBE_DIR, { recursive: true });
     const probe = env.MEM_PROBE === '0' ? [] : [`--import=${join(ROOT, 'scripts/bench/mem-probe.mjs')}`];
@@ -61,11 +67,18 @@ async function main() {
     let peak = 0;
     const sampler = setInterval(() => (peak = Math.max(peak, status(child.pid).rss)), 100);
     const rows = [];
-    for (let i = 0; i < REPEATS; i++) {
-      const t0 = performance.now();
-      const bytes = await reads[v]();
-      rows.push(`${(performance.now() - t0).toFixed(0)} ms/${mb(bytes)} MB; HWM ${mb(status(child.pid).hwm)}`);
-    }
+    if (one)
+      for (let i = 0; i <= REPEATS; i++) {
+        const t0 = performance.now();
+        for (const x of v) await reads[x]();
+        rows.push(`round ${i}: ${(performance.now() - t0).toFixed(0)} ms, HWM ${mb(status(child.pid).hwm)}`);
+      }
+    else
+      for (let i = 0; i < REPEATS; i++) {
+        const t0 = performance.now();
+        const bytes = await reads[v]();
+        rows.push(`${(performance.now() - t0).toFixed(0)} ms/${mb(bytes)} MB; HWM ${mb(status(child.pid).hwm)}`);
+      }
     clearInterval(sampler);
     const { rss, hwm } = status(child.pid);
     await stop(child);
@@ -82,7 +95,7 @@ async function main() {
     } catch {
       // no probe
     }
-    console.log(`${v.padEnd(8)} RSS at start ${mb(startRss)} MiB; VmHWM after ${mb(hwm)} MiB (sampled peak ${mb(peak)}, RSS at end ${mb(rss)}); ${rows.join(' | ')}; load ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+    console.log(`${(one ? v.join('+') : v).padEnd(8)} RSS at start ${mb(startRss)} MiB; VmHWM after ${mb(hwm)} MiB (sampled peak ${mb(peak)}, RSS at end ${mb(rss)}); ${rows.join(' | ')}; load ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
     for (const [t, x] of threads) console.log(`   thread ${t}: ${Object.entries(x).map(([k, n]) => `${k} ${n}`).join(', ')}`);
   }
 }

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { FieldValue } from '@s4/core';
-import { blockSource, columnarSeries, mergeWindows, type SeriesResult, type Source } from '@s4/engine';
-import { decodeBlockColumns, decodeFooter, encodeSegment, formatProjectionPath, projectBlockColumns, readTrailer, SEGMENT_TRAILER_BYTES, type ShredMode } from '@s4/format';
+import { blockSource, columnarSeries, FrequencyAdmissionCache, mergeWindows, type SeriesResult, type Source } from '@s4/engine';
+import { type BlockColumns, decodeBlockColumns, decodeFooter, encodeSegment, formatProjectionPath, projectBlockColumns, readTrailer, SEGMENT_TRAILER_BYTES, type ShredMode } from '@s4/format';
 import { keyPaths, nestedColumns } from '../../libs/format/src/testing/arbitraries.js';
 import { encode, type Format } from '../../apps/api/src/roles/api/output/formats.js';
 import { compactNumbers, dictionary, nodeWire } from '../../apps/api/src/roles/api/output/columns-wire.js';
@@ -171,6 +171,25 @@ describe('answers written from block columns', () => {
     const node = { path: 'f', count: 20, kind: 2, kinds: null, nums: Float64Array.from({ length: 20 }, (_, i) => i), strs: [], bools: new Uint8Array(0), lens: new Uint32Array(0), shapes: [], shapeIds: null, elem: null, children: new Map() } as const;
     expect(nodeWire(node, undefined).n).toBeInstanceOf(Float64Array);
     expect(nodeWire(node, undefined, true).n).toBeInstanceOf(Uint8Array);
+  });
+
+  it('count their compact numbers in the budget of the block cache that holds the block, once', async () => {
+    const ts = Array.from({ length: 60 }, (_, i) => 1_763_784_000_000 + i * 1000);
+    const rec = ts.map((_, i) => ({ n: i, f: Math.fround(i * 0.3), s: `m${i % 3}` }));
+    const { bytes, entry } = block(ts, { rec }, 0, ts.length, 'always');
+    const whole = decodeBlockColumns(bytes.subarray(entry.offset, entry.offset + entry.length), entry);
+    const cache = new FrequencyAdmissionCache<BlockColumns>(1 << 20);
+    cache.set('b', whole, 1000);
+    const windows = new Map<number, Source[]>([[0, [blockSource(whole)]]]);
+    const columnar = columnarSeries('s', key, windows, ts[0]!, ts[59]! + 1, undefined)!;
+    await sdkRecords([columnar], false);
+    expect(cache.bytes).toBe(1000); // plain columns: nothing kept beside the block
+    await sdkRecords([columnar], true);
+    // The n and f leaves of 60 values, compacted to 1 and 4 bytes per value.
+    const charged = cache.bytes - 1000;
+    expect(charged).toBeGreaterThanOrEqual(60 * (1 + 4));
+    await sdkRecords([columnar], true);
+    expect(cache.bytes - 1000).toBe(charged); // kept once per block, not per answer
   });
 
   it('are refused (null) when blocks overlap in time or hot data takes part', () => {

@@ -4,7 +4,7 @@ export { mapLimit, runSteps, runStepsSliced } from './concurrency.js';
 export { Flusher, type FlushStats, type FlusherOptions } from './flush/flusher.js';
 export { OrphanSweeper, type OrphanSweepOptions, type OrphanSweepStats } from './flush/orphans.js';
 export { clip, concatWindows, lowerBound, mergeSources, type Source } from './columns/merge.js';
-export { ByteBudgetCache, type ObjectCache } from './query/cache.js';
+export { ByteBudgetCache, chargeMemo, FrequencyAdmissionCache, type ObjectCache } from './query/cache.js';
 export type { SeriesSelector } from './query/series-list.js';
 export type { TagSelector } from './query/selector.js';
 export { QueryEngine, type AggregateSpec, type ColumnSlice, type QueryCounters, type QueryEngineOptions, type QuerySpec, type SeriesResult } from './query/query-engine.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ByteBudgetCache, FrequencyAdmissionCache } from './cache.js';
+import { ByteBudgetCache, chargeMemo, FrequencyAdmissionCache } from './cache.js';
 
 describe('ByteBudgetCache', () => {
   it('evicts the least recently used entries to stay within its byte budget', () => {
@@ -76,5 +76,47 @@ describe('FrequencyAdmissionCache', () => {
     expect(c.get('a')).toBeUndefined();
     expect(c.get('b')).toBeUndefined();
     expect(c.bytes).toBe(8);
+  });
+});
+
+describe('chargeMemo', () => {
+  it('counts a memo derived from a cached value in that cache, evicting others to stay within the budget', () => {
+    const c = new FrequencyAdmissionCache<{ id: string }>(100);
+    const a = { id: 'a' };
+    const b = { id: 'b' };
+    c.set('a', a, 40);
+    c.set('b', b, 40);
+    expect(chargeMemo(b, 10)).toBe(true);
+    expect(c.bytes).toBe(90);
+    // b's memo grows past the budget: the least recently used other entry (a) goes, b stays.
+    expect(chargeMemo(b, 30)).toBe(true);
+    expect(c.get('a')).toBeUndefined();
+    expect(c.get('b')).toBe(b);
+    expect(c.bytes).toBe(80);
+  });
+
+  it('does not count a memo of a value that is not cached, or no longer is', () => {
+    const c = new FrequencyAdmissionCache<{ id: string }>(100);
+    expect(chargeMemo({ id: 'never' }, 10)).toBe(false);
+    const a = { id: 'a' };
+    c.set('a', a, 60);
+    expect(chargeMemo(a, 20)).toBe(true);
+    c.get('b');
+    c.get('b');
+    c.set('b', { id: 'b' }, 60); // asked for more often than a: a and its memo are evicted together
+    expect(c.get('a')).toBeUndefined();
+    expect(c.bytes).toBe(60);
+    expect(chargeMemo(a, 20)).toBe(false);
+    expect(c.bytes).toBe(60);
+  });
+
+  it('releases a replaced value and its memo', () => {
+    const c = new FrequencyAdmissionCache<{ id: string }>(100);
+    const old = { id: 'old' };
+    c.set('k', old, 30);
+    chargeMemo(old, 20);
+    c.set('k', { id: 'new' }, 30);
+    expect(c.bytes).toBe(30);
+    expect(chargeMemo(old, 5)).toBe(false);
   });
 });

@@ -63,7 +63,7 @@ export class FrequencyAdmissionCache<V> implements ObjectCache<V> {
 
   set(key: string, value: V, bytes: number): void {
     if (bytes > this.budget) return;
-    this.used -= remove(this.entries, key);
+    if (this.entries.has(key)) this.evict(key);
     // The least recently used entries that would make room, and whether the newcomer outranks them all.
     let room = this.budget - this.used;
     const victims: string[] = [];
@@ -74,16 +74,39 @@ export class FrequencyAdmissionCache<V> implements ObjectCache<V> {
       victims.push(k);
       room += e.bytes;
     }
-    for (const k of victims) {
-      this.used -= this.entries.get(k)!.bytes;
-      this.entries.delete(k);
-    }
+    for (const k of victims) this.evict(k);
     this.entries.set(key, { value, bytes });
     this.used += bytes;
+    if (typeof value === 'object' && value !== null) owners.set(value, { cache: this, key });
+  }
+
+  /** Adds `bytes` to the entry of `key` (a memo derived from its value), evicting others to stay within the budget. */
+  charge(key: string, bytes: number): void {
+    const e = this.entries.get(key);
+    if (!e) return;
+    e.bytes += bytes;
+    this.used += bytes;
+    if (this.used <= this.budget) return;
+    const victims: string[] = [];
+    let over = this.used - this.budget;
+    for (const [k, other] of this.entries) {
+      if (over <= 0) break;
+      if (k === key) continue;
+      victims.push(k);
+      over -= other.bytes;
+    }
+    for (const k of victims) this.evict(k);
   }
 
   get bytes(): number {
     return this.used;
+  }
+
+  private evict(key: string): void {
+    const e = this.entries.get(key)!;
+    this.used -= e.bytes;
+    this.entries.delete(key);
+    if (owners.get(e.value as object)?.cache === this) owners.delete(e.value as object);
   }
 
   private count(key: string): void {
@@ -96,6 +119,27 @@ export class FrequencyAdmissionCache<V> implements ObjectCache<V> {
       else this.freq.delete(k);
     }
   }
+}
+
+/**
+ * The cache entry holding each cached object value, so that a memo derived from a cached value
+ * (the compact wire form of a decoded block's columns, apps/api output/columns-wire.ts) is counted
+ * in that cache's budget: without it the memos sat beside the cache, outside its budget (issue 11:
+ * tens of MB at the R4 peak). A memo must be dropped with the value it derives from (a WeakMap
+ * keyed by the value or by buffers it owns), so that evicting the entry frees both.
+ */
+const owners = new WeakMap<object, { cache: { charge(key: string, bytes: number): void }; key: string }>();
+
+/**
+ * Counts `bytes` of a memo derived from `value` in the budget of the cache that holds it, evicting
+ * other entries if need be. Nothing happens when `value` is not cached (the memo then lives only as
+ * long as the caller keeps the value). Returns whether it was counted.
+ */
+export function chargeMemo(value: object, bytes: number): boolean {
+  const o = owners.get(value);
+  if (!o) return false;
+  o.cache.charge(o.key, bytes);
+  return true;
 }
 
 /** The entry's value, moved to the most recently used end (a Map iterates in insertion order). */

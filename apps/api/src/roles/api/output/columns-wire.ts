@@ -1,3 +1,4 @@
+import { chargeMemo } from '@s4/engine';
 import type { NodeColumn, Selection } from '@s4/format';
 
 /**
@@ -19,15 +20,17 @@ import type { NodeColumn, Selection } from '@s4/format';
  * them, all float32 values as a Float32Array, all decimals of at most MAX_DECIMALS places as
  * integers with `nd` (value = n[i] / 10 ** nd, exact: checked by that very division); strings
  * that repeat as `sd` (the distinct strings) and `si` (Uint8/16/32Array, an index per string).
- * DirtMate records go in about half the bytes, which both ends pay for per byte.
+ * DirtMate records go in about half the bytes, which both ends pay for per byte. `owner`: the
+ * decoded block (the cached object) the node belongs to, whose cache entry counts the compact
+ * forms kept for it.
  */
-export function nodeWire(node: NodeColumn, sel: Selection | undefined, compact = false): Record<string, unknown> {
+export function nodeWire(node: NodeColumn, sel: Selection | undefined, compact = false, owner?: object): Record<string, unknown> {
   const all = sel?.all ?? true;
   const out: Record<string, unknown> = { c: node.count, k: node.kind, a: all };
   if (node.kinds) out.ks = node.kinds;
   if (all) {
     if (node.nums.length > 0) {
-      const c = compact ? compactView(node.nums) : null;
+      const c = compact ? compactView(node.nums, owner) : null;
       out.n = c?.n ?? node.nums;
       if (c?.nd) out.nd = c.nd;
     }
@@ -43,11 +46,11 @@ export function nodeWire(node: NodeColumn, sel: Selection | undefined, compact =
   if (node.lens.length > 0) out.l = node.lens;
   if (node.shapes.length > 0) out.h = node.shapes;
   if (node.shapeIds) out.i = node.shapeIds;
-  if (node.elem) out.e = nodeWire(node.elem, sel, compact);
+  if (node.elem) out.e = nodeWire(node.elem, sel, compact, owner);
   const members: unknown[] = [];
   for (const [key, child] of node.children) {
     const s = all ? sel : sel?.keys.get(key);
-    if (all || s) members.push(key, nodeWire(child, s, compact));
+    if (all || s) members.push(key, nodeWire(child, s, compact, owner));
   }
   if (members.length > 0) out.m = members;
   return out;
@@ -66,15 +69,20 @@ type Compact = { n: IntArray | Float32Array; nd?: number } | null;
  * Compact forms by the buffer of a decoded node's numbers: a node column's numbers own their
  * buffer, which never changes (decoded blocks are cached read-only, nodes.ts), and a query sends
  * views of it (slice.ts), so the whole buffer is compacted once and each view takes its part:
- * a form that holds every value of the buffer exactly holds those of any part of it.
+ * a form that holds every value of the buffer exactly holds those of any part of it. A form lives
+ * as long as its buffer (so as long as its block), and its bytes are counted in the budget of the
+ * block cache that holds the block (chargeMemo), so the cache's budget bounds both.
  */
 const compacted = new WeakMap<ArrayBufferLike, Compact>();
 
-function compactView(nums: Float64Array): Compact {
+function compactView(nums: Float64Array, owner: object | undefined): Compact {
   if (nums.length < MIN_COMPACT) return null;
   const buffer = nums.buffer;
   let c = compacted.get(buffer);
-  if (c === undefined) compacted.set(buffer, (c = compactNumbers(new Float64Array(buffer, 0, buffer.byteLength >> 3))));
+  if (c === undefined) {
+    compacted.set(buffer, (c = compactNumbers(new Float64Array(buffer, 0, buffer.byteLength >> 3))));
+    if (c !== null && owner) chargeMemo(owner, c.n.byteLength);
+  }
   if (c === null) return null;
   const at = nums.byteOffset >> 3;
   return c.nd ? { n: c.n.subarray(at, at + nums.length), nd: c.nd } : { n: c.n.subarray(at, at + nums.length) };

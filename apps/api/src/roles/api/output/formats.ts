@@ -221,7 +221,7 @@ async function* msgpackChunks(results: AsyncIterable<SeriesResult>, compact: boo
         const shredded: unknown[] = [];
         for (const name of s.names ?? []) {
           const f = p.fields.get(name);
-          if (f?.kind === 'shredded') shredded.push(name, nodeWire(f.root, p.selection?.get(name), compact));
+          if (f?.kind === 'shredded') shredded.push(name, nodeWire(f.root, p.selection?.get(name), compact, x.columns));
           else {
             const col = f ? (p.selection?.get(name)?.all === false ? columnsValues(p, name) : (f.values as FieldValue[])) : new Array<FieldValue>(p.ts.length).fill(null);
             fields[name] = numericColumn(col, 0, col.length) ?? col;
