@@ -64,16 +64,9 @@ export class FrequencyAdmissionCache<V> implements ObjectCache<V> {
   set(key: string, value: V, bytes: number): void {
     if (bytes > this.budget) return;
     if (this.entries.has(key)) this.evict(key);
-    // The least recently used entries that would make room, and whether the newcomer outranks them all.
-    let room = this.budget - this.used;
-    const victims: string[] = [];
-    const mine = this.freq.get(key) ?? 0;
-    for (const [k, e] of this.entries) {
-      if (room >= bytes) break;
-      if ((this.freq.get(k) ?? 0) >= mine) return;
-      victims.push(k);
-      room += e.bytes;
-    }
+    // Admitted only if the newcomer outranks every entry it would evict.
+    const victims = this.victims(bytes - (this.budget - this.used), key, this.freq.get(key) ?? 0);
+    if (!victims) return;
     for (const k of victims) this.evict(k);
     this.entries.set(key, { value, bytes });
     this.used += bytes;
@@ -86,16 +79,23 @@ export class FrequencyAdmissionCache<V> implements ObjectCache<V> {
     if (!e) return;
     e.bytes += bytes;
     this.used += bytes;
-    if (this.used <= this.budget) return;
-    const victims: string[] = [];
-    let over = this.used - this.budget;
-    for (const [k, other] of this.entries) {
-      if (over <= 0) break;
-      if (k === key) continue;
-      victims.push(k);
-      over -= other.bytes;
+    for (const k of this.victims(this.used - this.budget, key)!) this.evict(k);
+  }
+
+  /**
+   * The least recently used entries but `keep` whose bytes make `need` bytes of room; null when one
+   * of them was asked for at least `outranks` times (the newcomer is then not admitted).
+   */
+  private victims(need: number, keep: string, outranks = Number.POSITIVE_INFINITY): string[] | null {
+    const out: string[] = [];
+    for (const [k, e] of this.entries) {
+      if (need <= 0) break;
+      if (k === keep) continue;
+      if ((this.freq.get(k) ?? 0) >= outranks) return null;
+      out.push(k);
+      need -= e.bytes;
     }
-    for (const k of victims) this.evict(k);
+    return out;
   }
 
   get bytes(): number {

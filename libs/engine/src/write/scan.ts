@@ -117,7 +117,7 @@ class TextIdentities {
 
   /**
    * The identity of the key text bytes[start, end), or null when its names are not all plain (the
-   * general path words the refusal). `h`: the text's hash, as the scan made it while reading the text (keyStringEnd).
+   * general path words the refusal). `h`: the text's hash, as the scan made it while reading the text (stringEnd).
    */
   of(bytes: Uint8Array, start: number, end: number, h: number): KeyText | null {
     const len = end - start;
@@ -220,22 +220,14 @@ export function* scanSeriesSteps(bytes: Uint8Array): Generator<void, ScannedWrit
   const n = bytes.length;
   let i = samples ? SAMPLES.length : SERIES.length;
   const entries: ScannedEntry[] = [];
-  /** End of a plain string starting at `from` (after its opening quote): the index of its closing quote, or -1. */
-  const stringEnd = (from: number): number => {
-    for (let j = from; j < n; j++) {
-      const c = bytes[j]!;
-      if (c === 0x22) return j;
-      if (c < 0x20 || c >= 0x7f || c === 0x5c) return -1;
-    }
-    return -1;
-  };
   /**
-   * stringEnd for the strings of a key text, hashing their characters (and closing quotes) into
-   * `keyHash` on the way: the text is read here and once more where it is compared with the
+   * End of a plain string starting at `from` (after its opening quote): the index of its closing
+   * quote, or -1. Its characters (and closing quote) are hashed into `keyHash` on the way, which a
+   * key text's strings use: the text is read here and once more where it is compared with the
    * cached copy, not a third time for the hash. The same text always hashes the same.
    */
   let keyHash = 0;
-  const keyStringEnd = (from: number): number => {
+  const stringEnd = (from: number): number => {
     let h = keyHash;
     for (let j = from; j < n; j++) {
       const c = bytes[j]!;
@@ -254,7 +246,7 @@ export function* scanSeriesSteps(bytes: Uint8Array): Generator<void, ScannedWrit
     if (!at(bytes, i, METRIC)) return null;
     const keyStart = i + 1;
     keyHash = 0x811c9dc5;
-    let j = keyStringEnd(i + METRIC.length);
+    let j = stringEnd(i + METRIC.length);
     if (j < 0) return null;
     j++;
     if (at(bytes, j, TAGS)) {
@@ -263,9 +255,9 @@ export function* scanSeriesSteps(bytes: Uint8Array): Generator<void, ScannedWrit
       else
         for (;;) {
           if (bytes[j] !== 0x22) return null;
-          j = keyStringEnd(j + 1);
+          j = stringEnd(j + 1);
           if (j < 0 || bytes[j + 1] !== 0x3a || bytes[j + 2] !== 0x22) return null;
-          j = keyStringEnd(j + 3);
+          j = stringEnd(j + 3);
           if (j < 0) return null;
           const c = bytes[j + 1];
           j += 2;

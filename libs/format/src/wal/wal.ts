@@ -155,8 +155,7 @@ function encodeAppends(entries: readonly WalAppend[], dataAt: number[] | undefin
     bound += 4 + 4 + 8 + 4 + 3 * e.id.length + 4 + 3 * e.key.length + 4 + e.data.length;
   }
   const b = Buffer.allocUnsafe(bound);
-  let p = WAL_HEADER_BYTES;
-  b[p++] = WAL_RECORD_TYPES.appends;
+  let p = appendsHead(b, names, entries.length);
   const putU32 = (n: number) => {
     if (!(n >= 0 && n <= 0xffff_ffff)) throw new RangeError(`hot-tier log: ${n} does not fit a u32`);
     b.writeUInt32LE(n, p);
@@ -175,9 +174,6 @@ function encodeAppends(entries: readonly WalAppend[], dataAt: number[] | undefin
     b.writeUInt32LE(n, p);
     p = at + n;
   };
-  putU32(names.size);
-  for (const ns of names.keys()) putStr(ns);
-  putU32(entries.length);
   lastNs = null;
   let nsIndex = 0;
   for (let i = 0; i < entries.length; i++) {
@@ -198,6 +194,26 @@ function encodeAppends(entries: readonly WalAppend[], dataAt: number[] | undefin
     else b.set(data, p);
     p += n;
   }
+  return sealRecord(b, p);
+}
+
+/** An `appends` record's head after the record header: its type, the namespace table, the append count. Where the appends start. */
+function appendsHead(b: Buffer, names: ReadonlyMap<string, number>, count: number): number {
+  let p = WAL_HEADER_BYTES;
+  b[p++] = WAL_RECORD_TYPES.appends;
+  b.writeUInt32LE(names.size, p);
+  p += 4;
+  for (const ns of names.keys()) {
+    const n = b.write(ns, p + 4, 'utf8');
+    b.writeUInt32LE(n, p);
+    p += 4 + n;
+  }
+  b.writeUInt32LE(count, p);
+  return p + 4;
+}
+
+/** The record header (body length and CRC) written over b[0, WAL_HEADER_BYTES) for the body ending at `p`: the record. */
+function sealRecord(b: Buffer, p: number): Buffer {
   b.writeUInt32LE(p - WAL_HEADER_BYTES, 0);
   b.writeUInt32LE(crc32(b.subarray(WAL_HEADER_BYTES, p)), 4);
   return b.subarray(0, p);
@@ -241,17 +257,7 @@ export function encodeHotAppends(entries: readonly HotAppend[], from: number, to
   }
   const b = Buffer.allocUnsafe(bound);
   const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  let p = WAL_HEADER_BYTES;
-  b[p++] = WAL_RECORD_TYPES.appends;
-  view.setUint32(p, names.size, true);
-  p += 4;
-  for (const ns of names.keys()) {
-    const n = b.write(ns, p + 4, 'utf8');
-    view.setUint32(p, n, true);
-    p += 4 + n;
-  }
-  view.setUint32(p, to - from, true);
-  p += 4;
+  let p = appendsHead(b, names, to - from);
   lastNs = null;
   let nsIndex = 0;
   for (let i = from; i < to; i++) {
@@ -276,9 +282,7 @@ export function encodeHotAppends(entries: readonly HotAppend[], from: number, to
     else b.set(data, p);
     p += n;
   }
-  view.setUint32(0, p - WAL_HEADER_BYTES, true);
-  view.setUint32(4, crc32(b.subarray(WAL_HEADER_BYTES, p)), true);
-  return b.subarray(0, p);
+  return sealRecord(b, p);
 }
 
 function decodeAppends(r: ByteReader, str: () => string, bytes: Uint8Array, views: boolean): WalRecord {
