@@ -262,8 +262,10 @@ async function runS4(mode) {
     const single = `/v1/query?metric=node_m0&tag=host:${hostName(K.hosts - 1)}&from=${start0}&to=${end}`;
     log(`S4 ${mode}: ingesting ${rounds} rounds`);
     const pr = probe(base, single, true);
+    const redisWatch = mode === 'redis+s3' ? await watchRedis() : null;
     const ing = await ingest(base, 's4', '/v1/write', 'application/json', child.pid);
     const during = await pr.stop();
+    const redis = await redisWatch?.stop(ing.samples);
     log(`S4 ${mode}: ${JSON.stringify(ing)}`);
     // Everything flushed, then the hour folded, then rollups of the folded part; probed meanwhile.
     const pr2 = probe(base, single, true);
@@ -320,12 +322,47 @@ async function runS4(mode) {
       },
       peakRssMB: Math.round(Math.max(hwm, ing.peakRssDuringIngestMB * 2 ** 20) / 2 ** 20),
       redisPeakRssMB: redisHwm ? Math.round(redisHwm / 2 ** 20) : undefined,
+      redisDuringIngest: redis ?? undefined,
       tagQuery: tag,
       singleSeriesQueryMs: one.ms,
     };
   } finally {
     await stop(child);
   }
+}
+
+/**
+ * Redis while S4 ingests (redis+s3 mode): peak `used_memory` (INFO memory, sampled every second)
+ * per active series, and the server's CPU per sample (user + system from /proc); null without
+ * the pid file and URL run.sh exports.
+ */
+async function watchRedis() {
+  if (!env.BENCH_REDIS_PIDFILE || !env.S4_REDIS_URL) return null;
+  const pid = Number(readFileSync(env.BENCH_REDIS_PIDFILE, 'utf8').trim());
+  const { Redis } = await import('ioredis');
+  const client = new Redis(env.S4_REDIS_URL, { commandTimeout: 5_000, maxRetriesPerRequest: 1 });
+  let peak = 0;
+  const sample = async () => {
+    const info = await client.info('memory').catch(() => '');
+    peak = Math.max(peak, Number(/used_memory:(\d+)/.exec(info)?.[1] ?? 0));
+  };
+  await sample();
+  const timer = setInterval(() => void sample(), 1000);
+  const cpu0 = cpuMs(pid);
+  return {
+    async stop(samples) {
+      clearInterval(timer);
+      await sample();
+      const cpu1 = cpuMs(pid);
+      client.disconnect();
+      const active = K.metrics * K.hosts;
+      return {
+        peakUsedMemoryMB: Math.round(peak / 2 ** 20),
+        usedMemoryBytesPerActiveSeries: Math.round(peak / active),
+        cpuUsPerSample: cpu0 && cpu1 ? +(((cpu1.process - cpu0.process) * 1000) / samples).toFixed(2) : null,
+      };
+    },
+  };
 }
 
 /** Objects and bytes the catalogs under `dir` (one folder per shard of `.s4cat` files) register. */

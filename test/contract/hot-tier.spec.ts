@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LeaseLostError, seriesId, type HotAppend, type HotTier, type SeriesKey, type ShardRef } from '@s4/core';
+import { LeaseLostError, seriesId, type HotAppend, type HotTier, type SeriesKey, type ShardRef, type TagMatcher } from '@s4/core';
 import { EmbeddedHotTier, RedisHotTier } from '@s4/storage';
 import { redisUrl, tempDir, uniqueNamespace } from '../support/servers.js';
 
@@ -97,6 +97,57 @@ describe.each(adapters)('HotTier contract: %s', (_name, adapter) => {
     await tier.append([entry(ref, 0, 3, [3])]);
     expect(await cpu()).toEqual(ids([1, 3, 5]));
     expect((await tier.seriesIn(ref, undefined, 0, H)).map((k) => k.tags.host).sort()).toEqual(['h1', 'h3', 'h4', 'h5']);
+  });
+
+  it('scans only the series a selector picks, by tag equality and by matchers, over the windows of the range', async () => {
+    const { tier, ref } = await start();
+    const k = (host: string, dc: string): SeriesKey => ({ metric: 'cpu', tags: { host, dc } });
+    const put = (window: number, key: SeriesKey, bytes: number[]): HotAppend => ({ ref, window, id: seriesId(key), key, data: Uint8Array.from(bytes) });
+    const a = k('a', 'x');
+    const b = k('b', 'x');
+    const c = k('c', 'y');
+    // A series with one more tag than an equality names is selected by it too.
+    const a2: SeriesKey = { metric: 'cpu', tags: { host: 'a', dc: 'x', rack: 'r1' } };
+    await tier.append([put(0, a, [1]), put(0, b, [2]), put(0, c, [3]), put(H, a, [4]), put(H, a2, [5]), put(2 * H, a, [6]), entry(ref, 0, 2, [7])]);
+    const scan = async (tags: Record<string, string>, matchers?: TagMatcher[], from = 0, to = 2 * H) =>
+      (await tier.scan(ref, 'cpu', from, to, { tags, matchers })).logs.map((l) => [l.window, l.key.tags.host, [...l.data], l.id === seriesId(l.key)]).sort();
+    expect(await scan({ host: 'a', dc: 'x' })).toEqual([[0, 'a', [1], true], [H, 'a', [4], true], [H, 'a', [5], true]]);
+    expect(await scan({ host: 'a' }, undefined, H, 3 * H)).toEqual([[H, 'a', [4], true], [H, 'a', [5], true], [2 * H, 'a', [6], true]]);
+    expect(await scan({}, [{ key: 'dc', op: '=', value: 'x' }, { key: 'host', op: '!=', value: 'a' }])).toEqual([[0, 'b', [2], true]]);
+    expect(await scan({}, [{ key: 'host', op: '=~', value: 'b|c' }], 0, H)).toEqual([[0, 'b', [2], true], [0, 'c', [3], true]]);
+    expect(await scan({}, [{ key: 'rack', op: '!~', value: 'r.*' }], H, 2 * H)).toEqual([[H, 'a', [4], true]]);
+    expect(await scan({ host: 'nobody' })).toEqual([]);
+    // No condition: every series of the metric, as without a selector.
+    expect((await scan({})).length).toBe(5);
+    // The metric still bounds a selector (the mem series has host h2, no dc).
+    expect((await tier.scan(ref, 'mem', 0, H, { tags: { host: 'h2' } })).logs.map((l) => l.key)).toEqual([key(2)]);
+  });
+
+  it('reads a selected scan\'s logs and generation together, a released log found no more once the generation moved', async () => {
+    const { tier, ref } = await start();
+    const lease = (await tier.acquireLease(ref, 'w', 10_000))!;
+    await tier.append([entry(ref, 0, 1, [1, 2]), entry(ref, 0, 3, [3])]);
+    const one = { tags: { host: 'h1' } };
+    const before = await tier.scan(ref, 'cpu', 0, H, one);
+    expect(before.logs.map((l) => [...l.data])).toEqual([[1, 2]]);
+    // A flush: register, bump, release. A scan after it sees the new generation and not the released bytes.
+    await tier.bumpGeneration(lease);
+    await tier.release(lease, 0, [{ id: seriesId(key(1)), length: 1 }]);
+    const after = await tier.scan(ref, 'cpu', 0, H, one);
+    expect(after.generation).toBe(before.generation + 1);
+    expect(after.logs.map((l) => [...l.data])).toEqual([[2]]);
+    await tier.release(lease, 0, [{ id: seriesId(key(1)), length: 2 }]);
+    expect(await tier.scan(ref, 'cpu', 0, H, one)).toEqual({ generation: before.generation + 1, logs: [] });
+    expect((await tier.scan(ref, 'cpu', 0, H, { tags: { host: 'h3' } })).logs.map((l) => [...l.data])).toEqual([[3]]);
+  });
+
+  it('selects a few series out of a shard holding thousands of one metric', async () => {
+    const { tier, ref } = await start();
+    const n = 5_000;
+    await tier.append(Array.from({ length: n }, (_, i) => entry(ref, 0, 2 * i + 1, [i & 0xff])));
+    const scan = await tier.scan(ref, 'cpu', 0, H, { tags: {}, matchers: [{ key: 'host', op: '=~', value: 'h(1|4999|9999)' }] });
+    expect(scan.logs.map((l) => [l.key.tags.host, [...l.data]]).sort()).toEqual([['h1', [0]], ['h4999', [2499 & 0xff]], ['h9999', [4999 & 0xff]]]);
+    expect((await tier.seriesIn(ref, 'cpu', 0, H)).length).toBe(n);
   });
 
   it('counts the unflushed bytes and logs of one shard, released bytes excluded', async () => {
@@ -251,6 +302,8 @@ describe('redis hot tier over logs written before appends listed only new logs',
       await tier.append([{ ref, window: 0, id, key, data: Uint8Array.from([3]) }]);
       expect((await tier.readWindow(ref, 0)).map((l) => [l.key, [...l.data]])).toEqual([[key, [1, 2, 3]]]);
       expect((await tier.scan(ref, 'cpu', 0, H)).logs.map((l) => [...l.data])).toEqual([[1, 2, 3]]);
+      expect((await tier.scan(ref, 'cpu', 0, H, { tags: { host: 'old' } })).logs.map((l) => [l.key, [...l.data]])).toEqual([[key, [1, 2, 3]]]);
+      expect(await tier.seriesIn(ref, 'cpu', 0, H)).toEqual([key]);
       const lease = (await tier.acquireLease(ref, 'w', 10_000))!;
       await tier.release(lease, 0, [{ id, length: 3 }]);
       expect(await tier.openWindows(ref)).toEqual([]);

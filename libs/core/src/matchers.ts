@@ -1,4 +1,4 @@
-import { own, type Tags } from './model.js';
+import { own, tagsMatch, type Tags } from './model.js';
 
 /** The tag matchers of a selector, with Prometheus' meaning (below). */
 export const MATCH_OPS = ['=', '!=', '=~', '!~'] as const;
@@ -137,4 +137,32 @@ export function matchersMatch(tags: Tags, matchers: readonly CompiledMatcher[]):
 /** `host=~"web-.*"`, as a matcher is written in messages and docs. */
 export function formatMatcher(m: TagMatcher): string {
   return `${m.key}${m.op}${JSON.stringify(m.value)}`;
+}
+
+/** What every query names of the series it wants: tag equalities and matchers. */
+export interface TagSelector {
+  readonly tags: Tags;
+  readonly matchers?: readonly TagMatcher[] | undefined;
+}
+
+const compiled = new WeakMap<readonly TagMatcher[], CompiledMatcher[]>();
+const NONE: CompiledMatcher[] = [];
+
+/** The selector's matchers, compiled once per selector (a query tests them against many series). */
+export function matchersOf(selector: TagSelector): CompiledMatcher[] {
+  const m = selector.matchers;
+  if (!m || m.length === 0) return NONE;
+  let c = compiled.get(m);
+  if (!c) compiled.set(m, (c = compileMatchers(m)));
+  return c;
+}
+
+/** True when a series with these tags is selected: every tag equality and every matcher holds. */
+export function selects(selector: TagSelector, tags: Tags): boolean {
+  return tagsMatch(tags, selector.tags) && matchersMatch(tags, matchersOf(selector));
+}
+
+/** True when the selector names no condition, so every series of its metric is selected. */
+export function selectsAll(selector: TagSelector): boolean {
+  return Object.keys(selector.tags).length === 0 && (selector.matchers?.length ?? 0) === 0;
 }

@@ -3,6 +3,7 @@
  * filesystem) and a production adapter (Redis-compatible, S3), proven equal by one contract suite.
  */
 import type { ShardRef } from './keys.js';
+import type { TagSelector } from './matchers.js';
 import type { SeriesKey } from './model.js';
 
 // ---------------------------------------------------------------- hot tier
@@ -65,8 +66,14 @@ export interface HotTier {
    * current holder; a window with no bytes left is closed. Throws LeaseLostError otherwise.
    */
   release(lease: Lease, window: number, cursors: readonly HotCursor[]): Promise<void>;
-  /** Logs of series of `metric` in windows overlapping [from, to), with the generation. */
-  scan(ref: ShardRef, metric: string, from: number, to: number): Promise<HotScan>;
+  /**
+   * Logs of series of `metric` in windows overlapping [from, to), with the generation. With
+   * `series`, only the logs of the series it selects (a query's tags and matchers): a query of
+   * one series out of thousands moves that series' bytes, not the metric's. Which series are
+   * selected may be decided before the logs are read; the logs and the generation are still
+   * read atomically, so a log released between the two is found in the catalog of that generation.
+   */
+  scan(ref: ShardRef, metric: string, from: number, to: number, series?: TagSelector): Promise<HotScan>;
   /** Series of the shard in windows overlapping [from, to) (all metrics when metric is undefined). */
   seriesIn(ref: ShardRef, metric: string | undefined, from: number, to: number): Promise<SeriesKey[]>;
   /** Increment the catalog generation; only the current lease holder may. */

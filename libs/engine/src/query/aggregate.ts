@@ -61,7 +61,7 @@ function group(perShard: readonly SeriesBuckets[][], spec: AggregateSpec): Serie
 }
 
 async function aggregateShard({ hot, planner, raw, rollups }: Readers, ref: ShardRef, spec: AggregateSpec, deleted: (ns: string) => Promise<readonly Tombstone[]>): Promise<SeriesBuckets[]> {
-  const scan = await hot.scan(ref, spec.metric, spec.from, spec.to);
+  const scan = await hot.scan(ref, spec.metric, spec.from, spec.to, spec);
   const entries = await planner.segmentEntries(ref, spec, scan.generation);
   const dead = await deleted(ref.ns);
   const { rolled, skipRaw, clipped } = await withoutDeletedRollups(await planner.rollupPlan(ref, spec, entries, scan.logs), dead, (e, metrics) => rollups.seriesKeys(e, metrics));

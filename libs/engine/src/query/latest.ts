@@ -13,7 +13,7 @@ import type { QuerySpec, SeriesResult } from './types.js';
 export async function latest({ hot, planner, raw, concurrency, tombstones }: Readers, spec: QuerySpec): Promise<SeriesResult[]> {
   const deleted = deletedFor({ tombstones }, spec.metric);
   const perShard = await mapLimit(planner.shards(spec.metric), Math.max(1, Math.ceil(concurrency / 4)), async (ref) => {
-    const scan = await hot.scan(ref, spec.metric, spec.from, spec.to);
+    const scan = await hot.scan(ref, spec.metric, spec.from, spec.to, spec);
     const entries = await planner.segmentEntries(ref, spec, scan.generation);
     const dead = await deleted(ref.ns);
     const windows = [...new Set([...entries.map((e) => e.window), ...scan.logs.map((l) => l.window)])].sort((a, b) => b - a);

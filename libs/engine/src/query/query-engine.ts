@@ -124,7 +124,7 @@ export class QueryEngine {
 
   private async queryShard(ref: ShardRef, spec: QuerySpec, deleted: (ns: string) => Promise<readonly Tombstone[]>): Promise<SeriesResult[]> {
     const { hot, planner, raw } = this.readers;
-    const scan = await hot.scan(ref, spec.metric, spec.from, spec.to);
+    const scan = await hot.scan(ref, spec.metric, spec.from, spec.to, spec);
     const entries = await planner.segmentEntries(ref, spec, scan.generation);
     const bySeries = await raw.sources(spec, entries, scan.logs);
     const dead = await deleted(ref.ns);

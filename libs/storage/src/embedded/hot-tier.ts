@@ -16,6 +16,8 @@ import {
   type ShardRef,
   WINDOW_MS,
   keyJson,
+  selects,
+  type TagSelector,
 } from '@s4/core';
 import { WAL_HEADER_BYTES, decodeWal, encodeHotAppends, encodeWalRecord, encodeWalRecordAt, walSeriesBytes, type WalRecord } from '@s4/format';
 
@@ -656,13 +658,13 @@ export class EmbeddedHotTier implements HotTier {
     await this.commit(cursors.map((c) => ({ type: 'release', ns, shard, window, id: c.id, length: c.length })));
   }
 
-  async scan(ref: ShardRef, metric: string, from: number, to: number): Promise<HotScan> {
+  async scan(ref: ShardRef, metric: string, from: number, to: number, series?: TagSelector): Promise<HotScan> {
     const s = this.shard(ref);
     const logs: HotLog[] = [];
     for (const [window, byMetric] of s.metrics) {
       if (window + WINDOW_MS <= from || window >= to) continue;
       const of = byMetric.get(metric);
-      if (of) for (const log of of) logs.push(this.hotLog(log.series.id, window, log));
+      if (of) for (const log of of) if (!series || selects(series, log.series.key.tags)) logs.push(this.hotLog(log.series.id, window, log));
     }
     return { generation: s.generation, logs };
   }

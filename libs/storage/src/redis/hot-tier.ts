@@ -12,10 +12,13 @@ import {
   type SeriesKey,
   type ShardRef,
   keyJson,
+  selects,
+  selectsAll,
+  type TagSelector,
 } from '@s4/core';
 import { RedisCardinalityStore } from './cardinality.js';
 import { hotTierError } from './faults.js';
-import { ACQUIRE, APPEND, BUMP, RELEASE, RENEW, SCAN, SHARD_STATS, UNLOCK } from './scripts.js';
+import { ACQUIRE, APPEND, BUMP, RELEASE, RENEW, SCAN, SCAN_SERIES, SERIES, SHARD_STATS, UNLOCK } from './scripts.js';
 
 type Arg = string | number | Buffer;
 interface ScriptedRedis extends Redis {
@@ -23,6 +26,8 @@ interface ScriptedRedis extends Redis {
   s4append(prefix: string, args: Arg[]): Promise<number>;
   s4release(prefix: string, args: Arg[]): Promise<number>;
   s4scanBuffer(prefix: string, ...args: Arg[]): Promise<(Buffer | number)[]>;
+  s4seriesBuffer(prefix: string, ...args: Arg[]): Promise<(Buffer | false)[]>;
+  s4scanseriesBuffer(prefix: string, args: Arg[]): Promise<(Buffer | number)[]>;
   s4acquire(prefix: string, owner: string, ttl: number): Promise<number | null>;
   s4renew(prefix: string, holder: string, ttl: number): Promise<number>;
   s4unlock(prefix: string, holder: string): Promise<number>;
@@ -117,6 +122,8 @@ export class RedisHotTier implements HotTier {
     redis.defineCommand('s4append', { numberOfKeys: 1, lua: APPEND });
     redis.defineCommand('s4release', { numberOfKeys: 1, lua: RELEASE });
     redis.defineCommand('s4scan', { numberOfKeys: 1, lua: SCAN });
+    redis.defineCommand('s4series', { numberOfKeys: 1, lua: SERIES });
+    redis.defineCommand('s4scanseries', { numberOfKeys: 1, lua: SCAN_SERIES });
     redis.defineCommand('s4acquire', { numberOfKeys: 1, lua: ACQUIRE });
     redis.defineCommand('s4renew', { numberOfKeys: 1, lua: RENEW });
     redis.defineCommand('s4unlock', { numberOfKeys: 1, lua: UNLOCK });
@@ -216,8 +223,9 @@ export class RedisHotTier implements HotTier {
     });
   }
 
-  async scan(ref: ShardRef, metric: string, from: number, to: number): Promise<HotScan> {
+  async scan(ref: ShardRef, metric: string, from: number, to: number, series?: TagSelector): Promise<HotScan> {
     const first = Math.floor(from / WINDOW_MS) * WINDOW_MS;
+    if (series && !selectsAll(series)) return this.scanSeries(ref, metric, first, to - 1, series);
     const reply = await this.run('reading hot samples', () => this.redis.s4scanBuffer(shardPrefix(ref), metric, first, to - 1));
     const generation = Number(reply[0]);
     const logs: HotLog[] = [];
@@ -230,17 +238,53 @@ export class RedisHotTier implements HotTier {
     return { generation, logs };
   }
 
+  /**
+   * A scan of the series `selector` picks, in two calls: the metric's series keys (no log bytes),
+   * then the chosen series' logs with the generation, atomically. A series whose first log
+   * appears between the two calls was not acknowledged before the scan began; one released
+   * between them is in the catalog of the generation read with the logs.
+   */
+  private async scanSeries(ref: ShardRef, metric: string, firstWindow: number, lastMs: number, selector: TagSelector): Promise<HotScan> {
+    return this.run('reading hot samples', async () => {
+      const prefix = shardPrefix(ref);
+      const keys = await this.seriesKeys(prefix, metric, firstWindow, lastMs);
+      const args: Arg[] = [firstWindow, lastMs];
+      for (const [id, key] of keys) if (selects(selector, key.tags)) args.push(id);
+      const reply = await this.redis.s4scanseriesBuffer(prefix, args);
+      const logs: HotLog[] = [];
+      for (let i = 1; i + 2 < reply.length; i += 3) {
+        const data = reply[i + 2];
+        if (!Buffer.isBuffer(data)) continue;
+        const id = reply[i + 1]!.toString();
+        logs.push({ window: Number(reply[i]!.toString()), id, key: keys.get(id)!, data });
+      }
+      return { generation: Number(reply[0]), logs };
+    });
+  }
+
+  /** Series id → key of the series of `metric` in the windows from `firstWindow` through `lastMs`. */
+  private async seriesKeys(prefix: string, metric: string, firstWindow: number, lastMs: number): Promise<Map<string, SeriesKey>> {
+    const reply = await this.redis.s4seriesBuffer(prefix, metric, firstWindow, lastMs);
+    const out = new Map<string, SeriesKey>();
+    for (let i = 0; i + 2 < reply.length; i += 3) {
+      const json = reply[i + 2];
+      if (!Buffer.isBuffer(json)) continue;
+      const id = reply[i + 1]!.toString();
+      if (!out.has(id)) out.set(id, JSON.parse(json.toString()) as SeriesKey);
+    }
+    return out;
+  }
+
   async seriesIn(ref: ShardRef, metric: string | undefined, from: number, to: number): Promise<SeriesKey[]> {
     return this.run('listing hot series', async () => {
       const p = shardPrefix(ref);
-      const windows = await this.redis.zrangebyscore(`${p}windows`, Math.floor(from / WINDOW_MS) * WINDOW_MS, to - 1);
+      const first = Math.floor(from / WINDOW_MS) * WINDOW_MS;
+      if (metric !== undefined) return [...(await this.seriesKeys(p, metric, first, to - 1)).values()];
+      const windows = await this.redis.zrangebyscore(`${p}windows`, first, to - 1);
       const out = new Map<string, SeriesKey>();
       for (const w of windows) {
         const meta = await this.redis.hgetall(`${p}w:${w}:meta`);
-        for (const [id, json] of Object.entries(meta)) {
-          const key = JSON.parse(json) as SeriesKey;
-          if (metric === undefined || key.metric === metric) out.set(id, key);
-        }
+        for (const [id, json] of Object.entries(meta)) if (!out.has(id)) out.set(id, JSON.parse(json) as SeriesKey);
       }
       return [...out.values()];
     });

@@ -104,6 +104,56 @@ end
 return out
 `;
 
+/**
+ * The series of one metric in the windows of a range, without their logs: what a scan of some
+ * series reads first (the caller picks the series by their tags) and what seriesIn lists.
+ * ARGV: metric, fromWindow, lastWindow. Returns { w1, id1, key1, w2, ... }. O(series of the metric).
+ */
+export const SERIES = `
+local p = KEYS[1]
+local out = {}
+local windows = redis.call('ZRANGEBYSCORE', p .. 'windows', ARGV[2], ARGV[3])
+for _, w in ipairs(windows) do
+  local wp = p .. 'w:' .. w .. ':'
+  local ids = redis.call('SMEMBERS', wp .. 'm:' .. ARGV[1])
+  -- HMGET by slices: unpack of more than a few thousand values overflows Lua's stack.
+  for at = 1, #ids, 1000 do
+    local last = math.min(at + 999, #ids)
+    local keys = redis.call('HMGET', wp .. 'meta', unpack(ids, at, last))
+    for i = at, last do
+      out[#out + 1] = w
+      out[#out + 1] = ids[i]
+      out[#out + 1] = keys[i - at + 1]
+    end
+  end
+end
+return out
+`;
+
+/**
+ * The logs of chosen series, with the generation, atomically (the HotScan contract).
+ * ARGV: fromWindow, lastWindow, then series ids. Returns { gen, w1, id1, log1, w2, ... }, only
+ * logs that exist: a series chosen from SERIES may have been released meanwhile (its bytes are
+ * then in the catalog of this generation) or have no log in some windows.
+ */
+export const SCAN_SERIES = `
+local p = KEYS[1]
+local out = { tonumber(redis.call('GET', p .. 'gen') or '0') }
+local windows = redis.call('ZRANGEBYSCORE', p .. 'windows', ARGV[1], ARGV[2])
+for _, w in ipairs(windows) do
+  local wp = p .. 'w:' .. w .. ':'
+  for i = 3, #ARGV do
+    local log = redis.call('GET', wp .. 'log:' .. ARGV[i])
+    if log then
+      out[#out + 1] = w
+      out[#out + 1] = ARGV[i]
+      out[#out + 1] = log
+    end
+  end
+end
+return out
+`;
+
 /** ARGV: owner, ttlMs. Returns the fence, or nil when another owner holds the lease. */
 export const ACQUIRE = `
 local p = KEYS[1]

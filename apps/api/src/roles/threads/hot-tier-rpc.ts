@@ -12,6 +12,7 @@ import {
   type Lease,
   type SeriesKey,
   type ShardRef,
+  type TagSelector,
 } from '@s4/core';
 import { fromWire, toWire, type WireError } from './wire.js';
 
@@ -165,8 +166,8 @@ export class HotTierClient implements HotTier {
   release(lease: Lease, window: number, cursors: readonly HotCursor[]): Promise<void> {
     return this.call('release', lease, window, cursors);
   }
-  scan(ref: ShardRef, metric: string, from: number, to: number): Promise<HotScan> {
-    return this.call('scan', ref, metric, from, to);
+  scan(ref: ShardRef, metric: string, from: number, to: number, series?: TagSelector): Promise<HotScan> {
+    return this.call('scan', ref, metric, from, to, series);
   }
   async seriesIn(ref: ShardRef, metric: string | undefined, from: number, to: number): Promise<SeriesKey[]> {
     return (await this.call<SeriesKey[]>('seriesIn', ref, metric, from, to)).map(withNameMap);
