@@ -26,7 +26,7 @@ interface ScriptedRedis extends Redis {
   s4append(prefix: string, args: Arg[]): Promise<number>;
   s4release(prefix: string, args: Arg[]): Promise<number>;
   s4scanBuffer(prefix: string, ...args: Arg[]): Promise<(Buffer | number)[]>;
-  s4seriesBuffer(prefix: string, ...args: Arg[]): Promise<(Buffer | false)[]>;
+  s4seriesBuffer(prefix: string, ...args: Arg[]): Promise<(Buffer | number | false)[]>;
   s4scanseriesBuffer(prefix: string, args: Arg[]): Promise<(Buffer | number)[]>;
   s4acquire(prefix: string, owner: string, ttl: number): Promise<number | null>;
   s4renew(prefix: string, holder: string, ttl: number): Promise<number>;
@@ -240,16 +240,19 @@ export class RedisHotTier implements HotTier {
 
   /**
    * A scan of the series `selector` picks, in two calls: the metric's series keys (no log bytes),
-   * then the chosen series' logs with the generation, atomically. A series whose first log
+   * then the chosen series' logs with the generation, atomically; the second only when the first
+   * found a chosen series (each call reads the generation with what it lists). A series whose first log
    * appears between the two calls was not acknowledged before the scan began; one released
    * between them is in the catalog of the generation read with the logs.
    */
   private async scanSeries(ref: ShardRef, metric: string, firstWindow: number, lastMs: number, selector: TagSelector): Promise<HotScan> {
     return this.run('reading hot samples', async () => {
       const prefix = shardPrefix(ref);
-      const keys = await this.seriesKeys(prefix, metric, firstWindow, lastMs);
+      const { generation, keys } = await this.seriesKeys(prefix, metric, firstWindow, lastMs);
       const args: Arg[] = [firstWindow, lastMs];
       for (const [id, key] of keys) if (selects(selector, key.tags)) args.push(id);
+      // None of them hot: the generation read with the list completes the scan (most shards of a one-series query).
+      if (args.length === 2) return { generation, logs: [] };
       const reply = await this.redis.s4scanseriesBuffer(prefix, args);
       const logs: HotLog[] = [];
       for (let i = 1; i + 2 < reply.length; i += 3) {
@@ -262,24 +265,24 @@ export class RedisHotTier implements HotTier {
     });
   }
 
-  /** Series id → key of the series of `metric` in the windows from `firstWindow` through `lastMs`. */
-  private async seriesKeys(prefix: string, metric: string, firstWindow: number, lastMs: number): Promise<Map<string, SeriesKey>> {
+  /** Series id → key of the series of `metric` in the windows from `firstWindow` through `lastMs`, and the generation read with them. */
+  private async seriesKeys(prefix: string, metric: string, firstWindow: number, lastMs: number): Promise<{ generation: number; keys: Map<string, SeriesKey> }> {
     const reply = await this.redis.s4seriesBuffer(prefix, metric, firstWindow, lastMs);
     const out = new Map<string, SeriesKey>();
-    for (let i = 0; i + 2 < reply.length; i += 3) {
+    for (let i = 1; i + 2 < reply.length; i += 3) {
       const json = reply[i + 2];
       if (!Buffer.isBuffer(json)) continue;
       const id = reply[i + 1]!.toString();
       if (!out.has(id)) out.set(id, JSON.parse(json.toString()) as SeriesKey);
     }
-    return out;
+    return { generation: Number(reply[0]), keys: out };
   }
 
   async seriesIn(ref: ShardRef, metric: string | undefined, from: number, to: number): Promise<SeriesKey[]> {
     return this.run('listing hot series', async () => {
       const p = shardPrefix(ref);
       const first = Math.floor(from / WINDOW_MS) * WINDOW_MS;
-      if (metric !== undefined) return [...(await this.seriesKeys(p, metric, first, to - 1)).values()];
+      if (metric !== undefined) return [...(await this.seriesKeys(p, metric, first, to - 1)).keys.values()];
       const windows = await this.redis.zrangebyscore(`${p}windows`, first, to - 1);
       const out = new Map<string, SeriesKey>();
       for (const w of windows) {

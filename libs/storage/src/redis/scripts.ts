@@ -107,11 +107,13 @@ return out
 /**
  * The series of one metric in the windows of a range, without their logs: what a scan of some
  * series reads first (the caller picks the series by their tags) and what seriesIn lists.
- * ARGV: metric, fromWindow, lastWindow. Returns { w1, id1, key1, w2, ... }. O(series of the metric).
+ * ARGV: metric, fromWindow, lastWindow. Returns { gen, w1, id1, key1, w2, ... }. O(series of the
+ * metric). The generation is read with the list: when the caller picks none of the series, no
+ * log of its selection is hot at that generation, and that is a complete scan.
  */
 export const SERIES = `
 local p = KEYS[1]
-local out = {}
+local out = { tonumber(redis.call('GET', p .. 'gen') or '0') }
 local windows = redis.call('ZRANGEBYSCORE', p .. 'windows', ARGV[2], ARGV[3])
 for _, w in ipairs(windows) do
   local wp = p .. 'w:' .. w .. ':'
