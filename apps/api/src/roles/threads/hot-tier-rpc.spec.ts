@@ -45,6 +45,9 @@ describe('hot-tier RPC (a thread reaching the main thread’s embedded hot tier)
     const scan = await client.scan(ref, 'm', 0, H);
     expect(scan.generation).toBe(await tier.generation(ref));
     expect(scan.logs.length).toBe(2501);
+    // The query's selector crosses too: only the series it picks come back.
+    const picked = await client.scan(ref, 'm', 0, H, { tags: { constructor: 'c' }, matchers: [{ key: 'host', op: '=~', value: 'h(7|2500)' }] });
+    expect(picked.logs.map((l) => l.key.tags.host).sort()).toEqual(['h2500', 'h7']);
     expect((await client.seriesIn(ref, 'm', 0, H)).length).toBe(2501);
     expect((await client.stats()).logs).toBe(2501);
     expect(await client.shardStats(ref)).toEqual({ bytes: 2500 * 8 + 5 * 1024 * 1024, logs: 2501 });
