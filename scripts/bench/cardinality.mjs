@@ -267,6 +267,8 @@ async function runS4(mode) {
     const during = await pr.stop();
     const redis = await redisWatch?.stop(ing.samples);
     log(`S4 ${mode}: ${JSON.stringify(ing)}`);
+    // Logged now: a later pass that fails (an S3 timeout on a loaded machine) must not lose them.
+    log(`S4 ${mode} during ingest: query p50/p90/p99 ${[0.5, 0.9, 0.99].map((q) => p(during.map((s) => s.query), q)).join('/')} ms, readyz p99 ${p(during.map((s) => s.ready), 0.99)} ms, healthz p50/p99 ${p(during.map((s) => s.live), 0.5)}/${p(during.map((s) => s.live), 0.99)} ms, ${during.length} probes; Redis ${JSON.stringify(redis ?? null)}`);
     // Everything flushed, then the hour folded, then rollups of the folded part; probed meanwhile.
     const pr2 = probe(base, single, true);
     const tf = performance.now();
