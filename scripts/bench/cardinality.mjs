@@ -1,13 +1,17 @@
 // Cardinality workload (issue 12): BENCH_METRICS metrics × BENCH_HOSTS hosts (tags host, dc),
 // one sample per series every BENCH_INTERVAL_S seconds over BENCH_MINUTES, half of the hosts
-// replaced by new ones half-way (churn), written as a scraper would: one request per scrape round
-// holding every active series. The data is the hour before the current one (closed), so S4's
+// replaced by new ones half-way (churn), written as a scraper fleet would: a scrape round of every
+// active series in bodies of at most BENCH_BATCH_SERIES series (one body per round below it, as
+// every run up to 40,000 series sent), BENCH_CLIENTS bodies in flight. The data is the hour before the current one (closed), so S4's
 // periodic flush works while the data arrives, as it does for late scrapes. S4 runs with its
 // defaults (periodic flush, rollups, compaction; only the compaction settle time is 0 so that the
 // hour can be folded right after); VictoriaMetrics runs in the same run on the same data.
 // Usage: npm run bench -- cardinality   (run.sh builds S4, installs VictoriaMetrics, starts Redis/S3)
 //   knobs: BENCH_METRICS (20) BENCH_HOSTS (50000: 1,000,000 active series) BENCH_MINUTES (60)
-//   BENCH_INTERVAL_S (10) BENCH_MODES (embedded; add redis+s3) BENCH_ROUNDS_IN_FLIGHT (2)
+//   BENCH_INTERVAL_S (10) BENCH_MODES (embedded; add redis+s3) BENCH_BATCH_SERIES (50000: ~5 MB
+//   of S4 JSON a body) BENCH_CLIENTS (2; BENCH_ROUNDS_IN_FLIGHT is its old name: bodies in flight)
+//   BENCH_SERIES_CACHE_ENTRIES (S4_SERIES_CACHE_ENTRIES of the S4 server; default: S4's own
+//   65,536 up to that many active series, else the active series rounded up to a power of two)
 //   BENCH_REPEATS (5) BENCH_WRITE_DOC (1: docs/bench-results/cardinality-latest.json)
 //   BENCH_CPU_PROF (0; 1 = the S4 server runs with --cpu-prof into $BENCH_WORK/prof)
 //   BENCH_S4_NODE_ARGS (extra node options for the S4 process, e.g. --heap-prof; space-separated)
@@ -29,7 +33,9 @@ const K = {
   minutes: num('BENCH_MINUTES', 60),
   intervalS: num('BENCH_INTERVAL_S', 10),
   modes: (env.BENCH_MODES || 'embedded').split(',').map((s) => s.trim()).filter(Boolean),
-  inFlight: num('BENCH_ROUNDS_IN_FLIGHT', 2),
+  batchSeries: num('BENCH_BATCH_SERIES', 50_000),
+  inFlight: num('BENCH_CLIENTS', num('BENCH_ROUNDS_IN_FLIGHT', 2)),
+  seriesCache: num('BENCH_SERIES_CACHE_ENTRIES', 0),
   repeats: num('BENCH_REPEATS', 5),
   writeDoc: env.BENCH_WRITE_DOC !== '0',
   s4Port: num('BENCH_S4_PORT', 18480),
@@ -61,27 +67,37 @@ function values(seed) {
   return (i) => (state[i] = Math.round((state[i] + (rand() - 0.5) * 2) * 100) / 100);
 }
 
-/** One scrape round as S4 JSON columnar (one entry per series) and as Prometheus text for VictoriaMetrics. */
+/** Hosts a body holds: whole hosts, at most BENCH_BATCH_SERIES series (at least one host). */
+const hostsPerBody = Math.max(1, Math.floor(K.batchSeries / K.metrics));
+
+/**
+ * The scrape rounds as bodies of at most BENCH_BATCH_SERIES series, S4 JSON columnar (one entry per
+ * series) or Prometheus text for VictoriaMetrics; `last` marks a round's last body. Made as sent,
+ * so only the bodies in flight are in memory.
+ */
 function* roundBodies(target) {
   const next = values(7);
   const prefix = new Map();
   for (let r = 0; r < rounds; r++) {
     const ts = start0 + r * K.intervalS * 1000;
     const [h0, h1] = hostsOf(r);
-    const parts = [];
-    for (let h = h0; h < h1; h++)
-      for (let m = 0; m < K.metrics; m++) {
-        const i = h * K.metrics + m;
-        const v = next(i);
-        if (target === 's4') {
-          let p = prefix.get(i);
-          if (p === undefined) prefix.set(i, (p = `{"metric":"node_m${m}","tags":{"host":"${hostName(h)}","dc":"${dcOf(h)}"},"ts":[`));
-          parts.push(`${p}${ts}],"fields":{"value":[${v}]}}`);
-        } else parts.push(`node_m${m}{host="${hostName(h)}",dc="${dcOf(h)}"} ${v} ${ts}`);
-      }
+    for (let b0 = h0; b0 < h1; b0 += hostsPerBody) {
+      const b1 = Math.min(h1, b0 + hostsPerBody);
+      const parts = [];
+      for (let h = b0; h < b1; h++)
+        for (let m = 0; m < K.metrics; m++) {
+          const i = h * K.metrics + m;
+          const v = next(i);
+          if (target === 's4') {
+            let p = prefix.get(i);
+            if (p === undefined) prefix.set(i, (p = `{"metric":"node_m${m}","tags":{"host":"${hostName(h)}","dc":"${dcOf(h)}"},"ts":[`));
+            parts.push(`${p}${ts}],"fields":{"value":[${v}]}}`);
+          } else parts.push(`node_m${m}{host="${hostName(h)}",dc="${dcOf(h)}"} ${v} ${ts}`);
+        }
+      const body = target === 's4' ? `{"series":[${parts.join(',')}]}` : `${parts.join('\n')}\n`;
+      yield { round: r, last: b1 === h1, samples: (b1 - b0) * K.metrics, body: Buffer.from(body) };
+    }
     if (r === churnRound) prefix.clear(); // the replaced hosts' prefixes are not needed again
-    const body = target === 's4' ? `{"series":[${parts.join(',')}]}` : `${parts.join('\n')}\n`;
-    yield { round: r, samples: h1 - h0 === 0 ? 0 : (h1 - h0) * K.metrics, body: Buffer.from(body) };
   }
 }
 
@@ -140,10 +156,14 @@ async function ingest(base, target, path, contentType, pid) {
   const t0 = performance.now();
   const it = roundBodies(target);
   let failed = null;
+  // A round's time: from its first body sent to its last acknowledged (its bodies overlap those of the rounds beside it).
+  const roundStart = [];
+  const roundEnd = [];
   const worker = async () => {
     for (let n = it.next(); !n.done && !failed; n = it.next()) {
       const b = n.value;
       const a = performance.now();
+      roundStart[b.round] ??= a;
       try {
         await ok(`${base}${path}`, { method: 'POST', body: b.body, headers: { 'content-type': contentType }, agent: http, timeoutMs: 600_000 });
       } catch (e) {
@@ -151,12 +171,13 @@ async function ingest(base, target, path, contentType, pid) {
         throw e;
       }
       const e = performance.now();
-      roundMs[b.round] = e - a;
+      roundEnd[b.round] = Math.max(roundEnd[b.round] ?? 0, e);
       done.push([e, b.samples]);
     }
   };
   await Promise.all(Array.from({ length: K.inFlight }, worker));
   clearInterval(sampler);
+  for (let r = 0; r < rounds; r++) if (roundEnd[r] !== undefined) roundMs[r] = roundEnd[r] - roundStart[r];
   const ms = performance.now() - t0;
   const cpu1 = cpuMs(pid);
   const samples = done.reduce((a, [, n]) => a + n, 0);
@@ -171,6 +192,7 @@ async function ingest(base, target, path, contentType, pid) {
   const roundRates = roundMs.map((t, r) => (K.metrics * (hostsOf(r)[1] - hostsOf(r)[0])) / (t / 1000)).filter(Number.isFinite);
   return {
     samples,
+    bodies: done.length,
     seconds: +(ms / 1000).toFixed(1),
     samplesPerSec: Math.round(samples / (ms / 1000)),
     windows10s: full.length ? { slowest: Math.round(Math.min(...full)), median: Math.round(median(full)), ratio: +(Math.min(...full) / median(full)).toFixed(2) } : null,
@@ -221,6 +243,11 @@ function childEnv(extra) {
   return { ...e, ...extra };
 }
 
+/** Series in the largest body. */
+const bodySeries = Math.min(K.metrics * K.hosts, hostsPerBody * K.metrics);
+/** The S4 server's S4_SERIES_CACHE_ENTRIES: every active series hits (see the header). */
+const seriesCacheEntries = K.seriesCache || (K.metrics * K.hosts <= 65_536 ? 65_536 : 2 ** Math.ceil(Math.log2(K.metrics * K.hosts)));
+
 function s4Env(mode, dataDir) {
   const common = {
     S4_HOST: '127.0.0.1',
@@ -228,9 +255,10 @@ function s4Env(mode, dataDir) {
     S4_LOG_LEVEL: 'warn',
     S4_NAMESPACE: 'bench',
     S4_DATA_DIR: dataDir,
-    // A scrape round of every active series is one request: let it in.
-    S4_MAX_SAMPLES_PER_REQUEST: String(Math.max(1_000_000, K.metrics * K.hosts)),
-    S4_MAX_BODY_BYTES: String(Math.min(1024 ** 3, Math.max(64 * 2 ** 20, K.metrics * K.hosts * 120))),
+    // A body of BENCH_BATCH_SERIES series (or the whole round below it) is one request: let it in.
+    S4_MAX_SAMPLES_PER_REQUEST: String(Math.max(1_000_000, bodySeries)),
+    S4_MAX_BODY_BYTES: String(Math.min(1024 ** 3, Math.max(64 * 2 ** 20, bodySeries * 120))),
+    S4_SERIES_CACHE_ENTRIES: String(seriesCacheEntries),
     S4_COMPACT_SETTLE_MS: '0',
     // The admin passes over the whole dataset answer when done; on a loaded machine that is minutes.
     S4_REQUEST_TIMEOUT_MS: '1800000',
@@ -453,7 +481,7 @@ const meta = {
   machine: machine(),
   command: env.BENCH_COMMAND || 'npm run bench -- cardinality',
   knobs: K,
-  workload: { activeSeries: K.metrics * K.hosts, seriesTotal, rounds, samples: rounds * K.metrics * K.hosts, from: new Date(start0).toISOString(), to: new Date(end).toISOString(), churnRound },
+  workload: { activeSeries: K.metrics * K.hosts, seriesTotal, rounds, samples: rounds * K.metrics * K.hosts, from: new Date(start0).toISOString(), to: new Date(end).toISOString(), churnRound, bodySeries, bodiesPerRound: Math.ceil(K.hosts / hostsPerBody), seriesCacheEntries },
   vm: { version: env.BENCH_VM_VERSION || 'unknown' },
 };
 log(JSON.stringify(meta));

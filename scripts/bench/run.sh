@@ -25,9 +25,11 @@
 #
 # Cardinality workload (issue 12): `npm run bench -- cardinality`. BENCH_METRICS × BENCH_HOSTS
 # series, one sample each every BENCH_INTERVAL_S s over BENCH_MINUTES, half the hosts replaced
-# half-way, one request per scrape round, into S4 and VictoriaMetrics; runs scripts/bench/cardinality.mjs.
+# half-way, a scrape round in bodies of at most BENCH_BATCH_SERIES series, into S4 and VictoriaMetrics;
+# runs scripts/bench/cardinality.mjs.
 # Knobs: BENCH_METRICS (20) BENCH_HOSTS (50000) BENCH_MINUTES (60) BENCH_INTERVAL_S (10)
-#   BENCH_MODES (embedded; add redis+s3) BENCH_ROUNDS_IN_FLIGHT (2) BENCH_REPEATS (5) BENCH_CPU_PROF (0)
+#   BENCH_MODES (embedded; add redis+s3) BENCH_BATCH_SERIES (50000) BENCH_CLIENTS (2) BENCH_REPEATS (5)
+#   BENCH_SERIES_CACHE_ENTRIES (S4_SERIES_CACHE_ENTRIES; default sized to the active series) BENCH_CPU_PROF (0)
 #   BENCH_S4_NODE_ARGS (e.g. "--import ./probe.mjs" or --max-semi-space-size=16)
 # Smoke run: BENCH_METRICS=5 BENCH_HOSTS=200 BENCH_MINUTES=10 BENCH_WRITE_DOC=0 npm run bench -- cardinality
 set -euo pipefail
@@ -117,7 +119,7 @@ if [[ $WORKLOAD == records ]]; then
   knobs=(BENCH_MACHINES BENCH_RECORD_HOURS BENCH_RECORD_MINUTES BENCH_REPEATS BENCH_BATCH_RECORDS BENCH_INGEST_CONCURRENCY BENCH_VERIFY_MACHINES BENCH_MODES)
 elif [[ $WORKLOAD == cardinality ]]; then
   cmd="npm run bench -- cardinality"
-  knobs=(BENCH_METRICS BENCH_HOSTS BENCH_MINUTES BENCH_INTERVAL_S BENCH_MODES BENCH_ROUNDS_IN_FLIGHT BENCH_REPEATS)
+  knobs=(BENCH_METRICS BENCH_HOSTS BENCH_MINUTES BENCH_INTERVAL_S BENCH_MODES BENCH_BATCH_SERIES BENCH_CLIENTS BENCH_ROUNDS_IN_FLIGHT BENCH_SERIES_CACHE_ENTRIES BENCH_REPEATS)
 else
   cmd="npm run bench"
   knobs=(BENCH_SENSORS BENCH_HOURS BENCH_REPEATS BENCH_SINGLE_SECONDS BENCH_SINGLE_CLIENTS BENCH_MODES BENCH_BATCH_SAMPLES BENCH_INGEST_CONCURRENCY BENCH_CPU_PROF)

@@ -2,9 +2,12 @@
 // scraper's: `metric{host,dc}`) each with `BENCH_SAMPLES` appends of one sample, in batches as the
 // Writer sends them. Embedded: the process heap and array buffers after a full GC, before and
 // after, over N. Redis: the server's used_memory (INFO memory) before and after, over N; the Redis
-// adapter keeps nothing per series in the process.
+// adapter keeps nothing per series in the process. Identities: the write path's series caches
+// (scan.ts's key-text cache and the identity cache behind it, sized by S4_SERIES_CACHE_ENTRIES) after
+// N series were scanned from `{"series":[…]}` bodies of 50,000 as the cardinality bench sends
+// them, twice (the second round must hit), with the key JSON the hot tiers keep per key object.
 // Usage: npm run build && node --expose-gc scripts/bench/series-memory.mjs
-//   env: BENCH_SERIES (1000000) BENCH_SAMPLES (6) BENCH_MODES (embedded; add redis with S4_REDIS_URL,
+//   env: BENCH_SERIES (1000000) BENCH_SAMPLES (6) BENCH_MODES (embedded; add identities, and redis with S4_REDIS_URL,
 //   best a private server: S4_REDIS_PORT=6492 S4_SERVICES_DIR=/tmp/s4-mem scripts/services/redis.sh start)
 //   BENCH_HOT_TIER (dist module path of an EmbeddedHotTier to compare, default libs/storage/dist)
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -48,8 +51,50 @@ const heap = () => {
   return m.heapUsed + m.arrayBuffers;
 };
 
+/** Bytes a series of the write path's caches hold, and whether a second round of the same series hits. */
+async function identities() {
+  const engine = await import('../../libs/engine/dist/index.js');
+  const { keyJson } = await import('../../libs/core/dist/index.js');
+  // A generation holds every series (the setting a deployment of N active series would use).
+  engine.sizeSeriesCaches(N);
+  const round = (r) => {
+    const ids = new Set();
+    for (let b = 0; b < N; b += 50_000) {
+      const parts = [];
+      for (let i = b; i < Math.min(N, b + 50_000); i++) {
+        const k = keyOf(i);
+        parts.push(`{"metric":"${k.metric}","tags":{"host":"${k.tags.host}","dc":"${k.tags.dc}"},"ts":[${W + r * 10_000}],"fields":{"value":[${i % 1000}.5]}}`);
+      }
+      const scanned = engine.runSteps(engine.scanSeriesSteps(Buffer.from(`{"series":[${parts.join(',')}]}`)));
+      for (const e of scanned.entries) {
+        keyJson(e.key);
+        if (r === 0) ids.add(e.ident);
+      }
+    }
+    return ids;
+  };
+  const before = heap();
+  const t0 = performance.now();
+  const first = round(0).size;
+  const fill = performance.now() - t0;
+  const after = heap();
+  const t1 = performance.now();
+  round(1);
+  const again = performance.now() - t1;
+  const afterAgain = heap();
+  return {
+    bytesPerSeries: Math.round((after - before) / N),
+    afterSecondRound: Math.round((afterAgain - before) / N),
+    distinct: first,
+    // CPU of a round of misses (first) against one of hits (again), body building included.
+    firstRoundUsPerSeries: +((fill * 1000) / N).toFixed(2),
+    secondRoundUsPerSeries: +((again * 1000) / N).toFixed(2),
+  };
+}
+
 const results = {};
 for (const mode of MODES) {
+  if (mode === 'identities') results.identities = await identities();
   const ns = `mem${randomUUID().slice(0, 6)}`;
   if (mode === 'embedded') {
     const dir = mkdtempSync(join(tmpdir(), 's4-mem-'));

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { seriesIndexKey, type GetOptions, type ObjectStore, type TagMatcher } from '@s4/core';
 import { decodeFooter, decodeSeriesIndex } from '@s4/format';
-import { CatalogStore, QueryEngine, SeriesIndexBuilder, type QuerySpec } from '@s4/engine';
+import { CatalogStore, QueryEngine, SeriesIndexBuilder, SeriesIndexStore, type QuerySpec } from '@s4/engine';
 import { H, Harness, dayOf, type Sample } from '../support/compact-harness.js';
 
 const H0 = Date.UTC(2026, 9, 7, 3);
@@ -156,5 +156,49 @@ describe('series index (Redis + S3)', () => {
     expect(corrupt.footers).toBe(lost.footers);
     expect(await builder.buildAll()).toMatchObject({ indexes: 1, footers: 2 });
     expect((await run()).footers).toBe(before.footers);
+  });
+});
+
+describe('series index store (embedded)', () => {
+  it('answers a repeated selection of an index too big for its cache share after a conditional GET, not a decode, until the index changes', async () => {
+    const h = await Harness.open('embedded', { shards: 1, start: H0 + 3 * H });
+    open.push(h);
+    await h.writeAndFlush(samples(H0, H0 + H, 60, (i, t) => i * t));
+    const builder = new SeriesIndexBuilder(h.objects, new CatalogStore(h.objects), { ns: h.ns, shards: 1, clock: h.clock, lookbackMs: 30 * 86_400_000 });
+    await builder.buildAll();
+    const key = seriesIndexKey({ ns: h.ns, shard: 0 }, dayOf(H0));
+    const [entry] = await h.entries({ ns: h.ns, shard: 0 }, [dayOf(H0)]);
+    const c = counting(h.objects);
+    // A budget of 1 byte: the decoded index is never cached.
+    const small = new SeriesIndexStore(c.store, 1, h.clock, 5_000);
+    const selector = { metric: 'cpu', tags: {}, matchers: [{ key: 'host', op: '=~' as const, value: 'h001.' }] };
+    const reads = () => c.gets.filter((g) => g.key === key).map((g) => g.bytes);
+    const hosts = (list: { tags: Record<string, string> }[] | undefined) => list!.map((e) => e.tags['host']).sort();
+    const want = await new SeriesIndexStore(h.objects, 1 << 26, h.clock).blocks(entry!, selector);
+    expect(hosts(want)).toHaveLength(10);
+
+    expect(await small.blocks(entry!, selector)).toEqual(want);
+    expect(reads()).toEqual([expect.any(Number)]);
+    expect(reads()[0]).toBeGreaterThan(0);
+    // Again within the revalidation time: nothing read.
+    expect(await small.blocks(entry!, selector)).toEqual(want);
+    expect(reads()).toHaveLength(1);
+    // Later: a conditional GET answered "not modified" (no body), the same entries.
+    h.clock.set(h.clock.now() + 6_000);
+    expect(await small.blocks(entry!, selector)).toEqual(want);
+    expect(reads().slice(1)).toEqual([0]);
+    // Another selector is not known: the index is read and decoded.
+    const other = { metric: 'cpu', tags: { dc: 'dc1' }, matchers: [] };
+    expect(hosts(await small.blocks(entry!, other))).toHaveLength(15);
+    expect(reads()[2]).toBeGreaterThan(0);
+
+    // The index rewritten (late data for the hour: a new part, ten more hosts): what was known goes.
+    await h.writeAndFlush(samples(H0, H0 + H, 70, (i) => -i).slice(60 * 12));
+    await builder.buildAll();
+    h.clock.set(h.clock.now() + 6_000);
+    const n = reads().length;
+    const after = await small.blocks(entry!, selector);
+    expect(after).toEqual(await new SeriesIndexStore(h.objects, 1 << 26, h.clock).blocks(entry!, selector));
+    expect(reads().slice(n).some((b) => b > 0)).toBe(true);
   });
 });

@@ -34,6 +34,12 @@ describe('loadConfig', () => {
     for (const bad of ['-1', 'lots', '1.5']) expect(() => loadConfig({ S4_FLUSH_BACKLOG_BYTES: bad })).toThrow('S4_FLUSH_BACKLOG_BYTES');
   });
 
+  it('sizes the write path series caches by S4_SERIES_CACHE_ENTRIES, and refuses a bad value by name', () => {
+    expect(loadConfig({}).seriesCacheEntries).toBe(65_536);
+    expect(loadConfig({ S4_SERIES_CACHE_ENTRIES: '1048576' }).seriesCacheEntries).toBe(1_048_576);
+    for (const bad of ['0', '1023', '16777217', 'many', '1.5']) expect(() => loadConfig({ S4_SERIES_CACHE_ENTRIES: bad })).toThrow('S4_SERIES_CACHE_ENTRIES');
+  });
+
   it('tunes the runtime unless S4_RUNTIME_TUNING is false, and refuses a bad value by name', () => {
     expect(loadConfig({}).runtimeTuning).toBe(true);
     expect(loadConfig({ S4_RUNTIME_TUNING: 'false' }).runtimeTuning).toBe(false);

@@ -76,6 +76,7 @@ const schema = z.object({
   S4_MAX_QUERY_POINTS: int(1, 2 ** 40).default(50_000_000),
   S4_MAX_NESTING_DEPTH: int(1, 1_000).default(64),
   S4_REQUEST_TIMEOUT_MS: int(1_000, 3_600_000).default(120_000),
+  S4_SERIES_CACHE_ENTRIES: int(1_024, 16_777_216).default(65_536),
 
   S4_INGEST: z.enum(['direct', 'kafka']).default('direct'),
   S4_KAFKA_BROKERS: z
@@ -114,6 +115,12 @@ export interface Config {
   readonly dataDir: string;
   readonly logLevel: z.infer<typeof schema>['S4_LOG_LEVEL'];
   readonly namespace: string;
+  /**
+   * Series the write path keeps the identity of (names checked, id hashed, key text and hot-log key
+   * bytes), per generation of its two-generation caches: a working set up to this many series never
+   * misses; at most twice this many are held (docs/configuration.md gives the bytes per series).
+   */
+  readonly seriesCacheEntries: number;
   readonly shards: number;
   /** Namespace policies (docs/namespaces.md), reloaded when the file changes; without it one namespace as above. */
   readonly namespacesFile: string | undefined;
@@ -263,6 +270,7 @@ export function loadConfig(env: RawEnv = process.env): Config {
     dataDir: e.S4_DATA_DIR,
     logLevel: e.S4_LOG_LEVEL,
     namespace: e.S4_NAMESPACE,
+    seriesCacheEntries: e.S4_SERIES_CACHE_ENTRIES,
     shards: e.S4_SHARDS,
     namespacesFile: e.S4_NAMESPACES_FILE,
     hot: e.S4_REDIS_URL

@@ -66,4 +66,17 @@ describe('SeriesIdentities', () => {
     expect(ids.of('m', { a: 'x\u00001\u0000b' }).id).not.toBe(ids.of('m', { a: 'x', b: 'b' }).id);
     expect(ids.of('m', { b: '2', a: '1' }).id).toBe(ids.of('m', { a: '1', b: '2' }).id);
   });
+
+  it('keeps a working set of up to a generation of series (the size resize sets) and drops older ones beyond it', () => {
+    const round = (ids: SeriesIdentities, n: number) => Array.from({ length: n }, (_, i) => ids.of('m', { host: `h${i}` }));
+    const small = new SeriesIdentities(4);
+    const first = round(small, 10);
+    // 10 series through generations of 4: the first ones were dropped, so they come back as new identities.
+    expect(round(small, 10)[0]).not.toBe(first[0]);
+    const sized = new SeriesIdentities(4);
+    sized.resize(10);
+    const kept = round(sized, 10);
+    const again = round(sized, 10);
+    for (let i = 0; i < 10; i++) expect(again[i]).toBe(kept[i]);
+  });
 });

@@ -106,13 +106,19 @@ export interface SeriesIdentity {
  * oldest is dropped, so series still written survive (a hit in the older moves up).
  * About 360 bytes an entry with a 2-tag key (measured: raw key, identity, key object, tags and
  * their strings), ~480 with the key's JSON that `keyJson` keeps while the key lives, so at most
- * 2 × 65,536 entries cost ≤ ~63 MB; a working set of up to 65,536 series always hits.
+ * 2 × 65,536 entries cost ≤ ~63 MB; a working set of up to `perGeneration` series (65,536 unless
+ * S4_SERIES_CACHE_ENTRIES says otherwise, see `resize`) always hits.
  */
 export class SeriesIdentities {
   private current = new Map<string, SeriesIdentity>();
   private older = new Map<string, SeriesIdentity>();
 
-  constructor(private readonly perGeneration = 65_536) {}
+  constructor(private perGeneration = 65_536) {}
+
+  /** A generation of `perGeneration` entries from now on (the process's setting, applied at start). */
+  resize(perGeneration: number): void {
+    this.perGeneration = perGeneration;
+  }
 
   of(metric: string, tags: Tags): SeriesIdentity {
     // Tag keys and metric names hold no control characters (the validator refuses them) but tag

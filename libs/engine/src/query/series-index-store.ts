@@ -11,6 +11,22 @@ interface Loaded {
   checkedAt: number;
 }
 
+/**
+ * What is known of an index without its decoded copy: its etag, when that was last confirmed, and
+ * the footer entries of its last small selections per part. A shard-day index of many series (at
+ * 1 M series, 16 indexes of ~94,000 series, ~14 MB decoded each) may not fit the indexes' cache
+ * share; a query that repeats (a dashboard, an alert, a probe) is then answered from these entries
+ * after a conditional GET, instead of fetching and decoding the index again.
+ */
+interface Known {
+  readonly etag: string;
+  checkedAt: number;
+  /** Selector key → part key → the part's matching entries (time range not applied). */
+  readonly picks: Map<string, Map<string, FooterEntry[]>>;
+  /** Entries held in `picks`. */
+  entries: number;
+}
+
 /** A selector as queries pass it: a metric (any when undefined) and tag conditions. */
 export interface IndexQuery extends TagSelector {
   readonly metric: string | undefined;
@@ -31,6 +47,11 @@ export class SeriesIndexStore {
   private readonly selectorKeys = new WeakMap<object, string>();
   /** Per query selector and index: selections too large for `selections`, computed once per query. */
   private readonly large = new WeakMap<object, WeakMap<SeriesIndex, Uint32Array>>();
+  /** Per index key (least recently used first): see Known. At most KNOWN_ENTRIES footer entries in all. */
+  private readonly known = new Map<string, Known>();
+  private knownEntries = 0;
+  /** Conditional GETs of an index whose decoded copy is not cached, by index key (one at a time). */
+  private readonly confirming = new Map<string, Promise<boolean>>();
 
   constructor(
     private readonly objects: ObjectStore,
@@ -91,16 +112,101 @@ export class SeriesIndexStore {
    * undefined when no index covers the part.
    */
   async blocks(entry: CatalogEntry, selector: IndexQuery): Promise<FooterEntry[] | undefined> {
-    const covered = await this.covering(entry);
-    if (!covered) return undefined;
-    const { index, part } = covered;
-    return slotsOf(part, this.select(index, selector)).map((i) => indexedEntry(index, part, i));
+    const parsed = parseSegmentKey(entry.key);
+    if (!parsed) return undefined;
+    const key = seriesIndexKey(parsed, Math.floor(parsed.window / DAY_MS) * DAY_MS);
+    let skey = this.selectorKeys.get(selector);
+    if (skey === undefined) this.selectorKeys.set(selector, (skey = selectorKey(selector)));
+    const cached = this.cache.get(key);
+    const known = cached ? undefined : this.known.get(key);
+    const picked = known?.picks.get(skey)?.get(entry.key);
+    if (known && picked && (await this.confirm(key, known))) {
+      this.known.delete(key); // most recently used last
+      this.known.set(key, known);
+      return picked.slice();
+    }
+    const loaded = await this.loadKey(key, cached);
+    const part = loaded.parts.get(entry.key);
+    if (!loaded.index || !part) return undefined;
+    const index = loaded.index;
+    const found = slotsOf(part, this.select(index, selector)).map((i) => indexedEntry(index, part, i));
+    if (loaded.etag !== undefined) this.remember(key, loaded, skey, entry.key, found);
+    return found.slice();
   }
 
-  private async load(ref: ShardRef, day: number): Promise<Loaded> {
+  /** Keeps a part's entries for a selector while the index's etag stays (see Known), within KNOWN_ENTRIES. */
+  private remember(key: string, loaded: Loaded, skey: string, partKey: string, found: FooterEntry[]): void {
+    if (found.length > KNOWN_PICK_ENTRIES) return;
+    let known = this.known.get(key);
+    if (known && known.etag !== loaded.etag) {
+      this.forget(key, known);
+      known = undefined;
+    }
+    if (!known) this.known.set(key, (known = { etag: loaded.etag!, checkedAt: loaded.checkedAt, picks: new Map(), entries: 0 }));
+    known.checkedAt = Math.max(known.checkedAt, loaded.checkedAt);
+    let parts = known.picks.get(skey);
+    if (parts) known.picks.delete(skey); // most recently used last
+    else parts = new Map();
+    known.picks.set(skey, parts);
+    const before = parts.get(partKey)?.length ?? 0;
+    parts.set(partKey, found);
+    known.entries += found.length - before;
+    this.knownEntries += found.length - before;
+    // Over the bound: the least recently used selections of this index, then the least recently used indexes.
+    while (known.picks.size > SELECTIONS_PER_INDEX) this.drop(known, known.picks.keys().next().value!);
+    for (const [k, other] of this.known) {
+      if (this.knownEntries <= KNOWN_ENTRIES) break;
+      if (other !== known) this.forget(k, other);
+    }
+  }
+
+  private drop(known: Known, skey: string): void {
+    let n = 0;
+    for (const list of known.picks.get(skey)!.values()) n += list.length;
+    known.picks.delete(skey);
+    known.entries -= n;
+    this.knownEntries -= n;
+  }
+
+  private forget(key: string, known: Known): void {
+    this.known.delete(key);
+    this.knownEntries -= known.entries;
+  }
+
+  /**
+   * Whether the index at `key` still has the known etag: true without asking when it was confirmed
+   * within `revalidateMs`, else after a conditional GET (a changed or missing index forgets what was known).
+   */
+  private async confirm(key: string, known: Known): Promise<boolean> {
+    if (this.clock.now() - known.checkedAt < this.revalidateMs) return true;
+    let pending = this.confirming.get(key);
+    if (!pending) {
+      const now = this.clock.now();
+      pending = this.objects
+        .get(key, { ifNoneMatch: known.etag })
+        .then((got) => {
+          if (got?.notModified) {
+            known.checkedAt = now;
+            return true;
+          }
+          // Changed or gone: the next load reads it again (the body is not kept: load decodes it once more).
+          if (this.known.get(key) === known) this.forget(key, known);
+          return false;
+        })
+        .finally(() => this.confirming.delete(key));
+      this.confirming.set(key, pending);
+    }
+    return pending;
+  }
+
+  private load(ref: ShardRef, day: number): Promise<Loaded> {
     const key = seriesIndexKey(ref, day);
+    return this.loadKey(key, this.cache.get(key));
+  }
+
+  /** The index at `key` from its cached copy `cached` (undefined: none) while fresh, else fetched (once for concurrent callers). */
+  private async loadKey(key: string, cached: Loaded | undefined): Promise<Loaded> {
     const now = this.clock.now();
-    const cached = this.cache.get(key);
     if (cached && now - cached.checkedAt < this.revalidateMs) return cached;
     let pending = this.loading.get(key);
     if (!pending) {
@@ -137,6 +243,10 @@ export class SeriesIndexStore {
 /** Selections kept per index, each of at most SELECTION_MAX_ORDINALS (4 bytes each): ≤ 512 KiB per index. */
 const SELECTIONS_PER_INDEX = 32;
 const SELECTION_MAX_ORDINALS = 4096;
+/** Footer entries kept without their decoded indexes (Known), ~250 bytes each: ≤ ~16 MB. */
+const KNOWN_ENTRIES = 65_536;
+/** A part's selection of more entries than this is not kept (Known): as costly to hold as to compute. */
+const KNOWN_PICK_ENTRIES = 1_024;
 
 function selectorKey(selector: IndexQuery): string {
   const tags = Object.entries(selector.tags).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));

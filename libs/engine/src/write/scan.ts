@@ -1,5 +1,5 @@
 import { type FieldValue, type SeriesIdentity, type Tags } from '@s4/core';
-import { identityOf, isName, type SeriesWrite } from './validate.js';
+import { identityOf, isName, sizeIdentities, type SeriesWrite } from './validate.js';
 
 /**
  * A `{"series":[…]}` or `{"samples":[…]}` write body read straight from its bytes, for the scrape
@@ -104,7 +104,7 @@ function at(bytes: Uint8Array, i: number, what: Uint8Array): boolean {
 /**
  * Identities by the raw text of `"metric":…,"tags":{…}`, looked up by a hash of the characters
  * where they stand in the body (no string is cut out of the body for a series seen before),
- * two generations as SeriesIdentities: at most 2 × 65,536 series.
+ * two generations as SeriesIdentities: at most 2 × S4_SERIES_CACHE_ENTRIES series (65,536 by default).
  */
 class TextIdentities {
   private current = new Map<number, KeyText[]>();
@@ -113,7 +113,11 @@ class TextIdentities {
   /** Generations dropped so far. */
   rotations = 0;
 
-  constructor(private readonly perGeneration = 65_536) {}
+  constructor(private perGeneration = 65_536) {}
+
+  resize(perGeneration: number): void {
+    this.perGeneration = perGeneration;
+  }
 
   /**
    * The identity of the key text bytes[start, end), or null when its names are not all plain (the
@@ -190,6 +194,16 @@ function identityOfText(text: string): SeriesIdentity | null {
 const EMPTY_TAGS: Tags = Object.freeze({});
 
 const identities = new TextIdentities();
+
+/**
+ * Sizes the write path's two series caches (this key-text cache and the identity cache behind it)
+ * to `perGeneration` series a generation: S4_SERIES_CACHE_ENTRIES, set once at start. A scrape of
+ * more active series than that misses on every series every round (names checked and hashed again).
+ */
+export function sizeSeriesCaches(perGeneration: number): void {
+  identities.resize(perGeneration);
+  sizeIdentities(perGeneration);
+}
 
 /**
  * An entry's columns by field name: a plain object whose prototype is an empty object without

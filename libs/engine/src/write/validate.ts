@@ -154,8 +154,13 @@ const MAX_ISSUES = 100;
 /** Entries parsed between two looks at the clock (parseWriteSliced). */
 const STEP = 256;
 
-/** Series identities of this process (see SeriesIdentities: about 480 bytes a series with its key's JSON, at most 131,072 series). */
+/** Series identities of this process (see SeriesIdentities: about 480 bytes a series with its key's JSON, at most 2 generations of S4_SERIES_CACHE_ENTRIES series). */
 const identities = new SeriesIdentities();
+
+/** Sizes the identity cache's generations (S4_SERIES_CACHE_ENTRIES; see sizeSeriesCaches in scan.ts, which sizes both caches). */
+export function sizeIdentities(perGeneration: number): void {
+  identities.resize(perGeneration);
+}
 
 /** The identity of a series whose names are checked (isName), shared by every path that reads writes. */
 export function identityOf(metric: string, tags: Tags): SeriesIdentity {

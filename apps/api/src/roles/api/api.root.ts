@@ -1,6 +1,6 @@
 import type { CardinalityStore, Clock, HotTier, IngestLog, ObjectStore } from '@s4/core';
 import type { Config } from '@s4/config';
-import { Admission, CatalogStore, HealthReader, QueryEngine, TombstoneStore, Writer } from '@s4/engine';
+import { Admission, CatalogStore, HealthReader, QueryEngine, TombstoneStore, Writer, sizeSeriesCaches } from '@s4/engine';
 import type { Metrics } from '../../metrics.js';
 import type { PolicyWatcher } from '../../namespaces/policy-watcher.js';
 
@@ -41,6 +41,8 @@ export function createApiRoot(
   };
   const namespaces = () => policies.current().all.map((p) => ({ ns: p.name, shards: p.shards }));
   const tombstones = new TombstoneStore(objects);
+  // The write path's series caches are the process's (module state of the write parsers): sized here, before the first write.
+  sizeSeriesCaches(config.seriesCacheEntries);
   // With an ingest log (S4_INGEST=kafka) every write endpoint's Writer produces to it instead of the hot tier.
   const writer = new Writer(hot, { ns, shards: config.shards, maxRecordBytes: config.limits.maxRecordBytes, route }, ingestLog);
   const query = new QueryEngine(
