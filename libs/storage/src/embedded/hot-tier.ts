@@ -17,6 +17,7 @@ import {
   WINDOW_MS,
   keyJson,
 } from '@s4/core';
+import { BlockPool, NO_BLOCK, type BlockLog } from './blocks.js';
 import { WAL_HEADER_BYTES, decodeWal, encodeHotAppends, encodeWalRecord, encodeWalRecordAt, walSeriesBytes, type WalRecord } from '@s4/format';
 
 /**
@@ -32,14 +33,13 @@ interface Series {
 }
 
 /**
- * One series' bytes in one window: one buffer, grown by half again when full (not a chunk per
- * append); or, for a log whose first append was large (records), where its bytes are in the log
- * file (`disk`), read back when the window is read.
+ * One series' bytes in one window: a chain of blocks in its shard-window's pool (`pool`, and the
+ * BlockLog fields); or, for a log whose first append was large (records), where its bytes are in
+ * the log file (`disk`, `pool` null), read back when the window is read.
  */
-interface Log {
+interface Log extends BlockLog {
   readonly series: Series;
-  buf: Uint8Array;
-  length: number;
+  readonly pool: BlockPool | null;
   disk: Spans | null;
   /** Dropped from its window (released whole): an append must find or make the window's log again. */
   released: boolean;
@@ -107,6 +107,8 @@ interface ShardState {
    * series of the shard was ~20 ms per single-series query at 60,000 series, on the HTTP thread.
    */
   metrics: Map<number, Map<string, Set<Log>>>;
+  /** Each window's pool of in-memory log bytes (blocks.ts): dropped with the window. */
+  pools: Map<number, BlockPool>;
 }
 
 export interface EmbeddedHotTierOptions {
@@ -258,7 +260,7 @@ export class EmbeddedHotTier implements HotTier {
     const k = `${ref.ns}/${ref.shard}`;
     let s = this.shards.get(k);
     if (!s) {
-      s = { generation: 0, fence: 0, lease: null, windows: new Map(), metrics: new Map() };
+      s = { generation: 0, fence: 0, lease: null, windows: new Map(), metrics: new Map(), pools: new Map() };
       this.shards.set(k, s);
     }
     return s;
@@ -286,6 +288,7 @@ export class EmbeddedHotTier implements HotTier {
           w.delete(r.id);
           unindex(s, r.window, log);
           log.released = true;
+          log.pool?.clear(log);
           if (log.owner?.log === log) log.owner.log = null;
           this.liveBytes -= log.length;
           this.releasedBytes += log.length;
@@ -296,14 +299,14 @@ export class EmbeddedHotTier implements HotTier {
           this.releasedBytes += r.length;
           log.length -= r.length;
         } else {
-          // A copy, so the released bytes are freed.
-          const rest = log.buf.slice(r.length, log.length);
-          log.buf = rest;
-          this.liveBytes -= log.length - rest.length;
-          this.releasedBytes += log.length - rest.length;
-          log.length = rest.length;
+          log.pool!.dropHead(log, r.length);
+          this.liveBytes -= r.length;
+          this.releasedBytes += r.length;
         }
-        if (w.size === 0) s.windows.delete(r.window);
+        if (w.size === 0) {
+          s.windows.delete(r.window);
+          s.pools.delete(r.window);
+        }
         break;
       }
       case 'generation':
@@ -324,7 +327,12 @@ export class EmbeddedHotTier implements HotTier {
       const series = this.seriesOf(id, key);
       series.logs++;
       const disk = data.length >= this.diskMin ? { at: new Float64Array(8), n: 0 } : null;
-      w.set(series.id, (log = { series, buf: EMPTY, length: 0, disk, released: false, owner: null }));
+      let pool: BlockPool | null = null;
+      if (!disk) {
+        pool = s.pools.get(window) ?? null;
+        if (!pool) s.pools.set(window, (pool = new BlockPool()));
+      }
+      w.set(series.id, (log = { series, pool, head: NO_BLOCK, tail: NO_BLOCK, start: 0, length: 0, disk, released: false, owner: null }));
       index(s, window, log);
     }
     this.appendLog(log, data, at);
@@ -336,7 +344,7 @@ export class EmbeddedHotTier implements HotTier {
     if (log.disk) {
       addSpan(log.disk, at, data.length);
       log.length += data.length;
-    } else appendTo(log, data);
+    } else log.pool!.append(log, data);
     this.liveBytes += data.length;
   }
 
@@ -615,14 +623,14 @@ export class EmbeddedHotTier implements HotTier {
   }
 
   /**
-   * A log as it is now. Bytes in memory are a view (later appends go past its end, or to a new
-   * buffer); bytes kept in the file are read when `data` is first asked for (a query decodes only
-   * the series its selector matches), from the offsets taken now: appends and releases never
-   * change bytes already in the file, and a rewrite leaves the old file open for a while.
+   * A log as it is now. Bytes in memory are copied now (their blocks are reused once released);
+   * bytes kept in the file are read when `data` is first asked for (a query decodes only the
+   * series its selector matches), from the offsets taken now: appends and releases never change
+   * bytes already in the file, and a rewrite leaves the old file open for a while.
    */
   private hotLog(id: string, window: number, log: Log): HotLog {
     const key = log.series.key;
-    if (!log.disk) return { id, key, window, data: flatten(log) };
+    if (!log.disk) return { id, key, window, data: log.pool!.read(log) };
     const file = this.reader;
     const at = log.disk.at.slice(0, 2 * log.disk.n);
     const { n } = log.disk;
@@ -641,7 +649,7 @@ export class EmbeddedHotTier implements HotTier {
 
   /** A log's bytes now, from memory or read from the file (for a rewrite, which owns the state meanwhile). */
   private bytesOf(log: Log): Uint8Array {
-    return log.disk ? readSpans(this.reader, log.disk.at, log.disk.n, log.length, this.path) : flatten(log);
+    return log.disk ? readSpans(this.reader, log.disk.at, log.disk.n, log.length, this.path) : log.pool!.read(log);
   }
 
   private retire(file: LogFile): void {
@@ -754,8 +762,6 @@ export class EmbeddedHotTier implements HotTier {
   }
 }
 
-const EMPTY = new Uint8Array(0);
-
 /** `log` (new in `window`) in its shard's metric index. */
 function index(s: ShardState, window: number, log: Log): void {
   let byMetric = s.metrics.get(window);
@@ -784,26 +790,6 @@ const COMMIT_APPENDS = 4096;
 
 /** How long applying committed appends may hold the event loop before it gets a turn. */
 const APPLY_SLICE_MS = 10;
-
-/** The log's bytes: a view of its buffer (later appends go past its end, or to a new buffer). */
-function flatten(log: Log): Uint8Array {
-  return log.buf.subarray(0, log.length);
-}
-
-/**
- * Copy `data` to the end of the log. The first append takes exactly its size (most windows of a
- * scraped series see one append per scrape, and many series only a few); then by half again.
- */
-function appendTo(log: Log, data: Uint8Array): void {
-  const need = log.length + data.length;
-  if (need > log.buf.length) {
-    const next = new Uint8Array(log.length === 0 ? need : Math.max(need, Math.ceil(log.buf.length * 1.5)));
-    next.set(log.buf.subarray(0, log.length));
-    log.buf = next;
-  }
-  log.buf.set(data, log.length);
-  log.length = need;
-}
 
 /** Note that a log's next bytes are at `at` in the file: one more piece, or the last one grown when they follow it. */
 function addSpan(d: Spans, at: number, length: number): void {
