@@ -2,6 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BLOCK_BYTES, BlockPool, NO_BLOCK, type BlockLog } from './blocks.js';
 
+const read = (pool: BlockPool, log: BlockLog) => pool.read(log.head, log.start, log.length);
+
 const emptyLog = (): BlockLog => ({ head: NO_BLOCK, tail: NO_BLOCK, start: 0, length: 0 });
 
 /** One step on one of a few logs of a pool: bytes appended, the first n released, or all of it. */
@@ -34,33 +36,34 @@ describe('block pool', () => {
             pool.clear(log);
             want.length = 0;
           }
-          for (let i = 0; i < logs.length; i++) expect([...pool.read(logs[i]!)]).toEqual(model[i]);
+          for (let i = 0; i < logs.length; i++) expect([...read(pool, logs[i]!)]).toEqual(model[i]);
         }
       }),
       { numRuns: 200 },
     );
   });
 
-  it('reuses released blocks before taking new ones', () => {
+  it('keeps a read taken before appends and releases: released blocks are never written again', () => {
     const pool = new BlockPool();
     const a = emptyLog();
-    pool.append(a, new Uint8Array(10 * BLOCK_BYTES).fill(1));
-    const held = pool.bytes;
+    pool.append(a, Uint8Array.from({ length: 3 * BLOCK_BYTES }, (_, i) => i % 251));
+    const taken = { ...a };
+    pool.dropHead(a, BLOCK_BYTES + 5);
+    pool.append(a, new Uint8Array(BLOCK_BYTES).fill(7));
     pool.clear(a);
     const b = emptyLog();
-    pool.append(b, new Uint8Array(10 * BLOCK_BYTES).fill(2));
-    expect(pool.bytes).toBe(held);
-    expect(pool.read(b)).toEqual(new Uint8Array(10 * BLOCK_BYTES).fill(2));
+    pool.append(b, new Uint8Array(4 * BLOCK_BYTES).fill(9));
+    expect([...read(pool, taken)]).toEqual(Array.from({ length: 3 * BLOCK_BYTES }, (_, i) => i % 251));
+    expect([...read(pool, b)]).toEqual(new Array(4 * BLOCK_BYTES).fill(9));
   });
 
-  it('reads a copy: bytes read stay as they were after their blocks are released and reused', () => {
+  it('is wasteful once released blocks are most of it, and enough of them', () => {
     const pool = new BlockPool();
-    const a = emptyLog();
-    pool.append(a, new Uint8Array([1, 2, 3]));
-    const seen = pool.read(a);
-    pool.clear(a);
-    const b = emptyLog();
-    pool.append(b, new Uint8Array([9, 9, 9]));
-    expect([...seen]).toEqual([1, 2, 3]);
+    const logs = Array.from({ length: 5_000 }, emptyLog);
+    for (const log of logs) pool.append(log, new Uint8Array(BLOCK_BYTES));
+    for (const log of logs.slice(0, 2_400)) pool.clear(log);
+    expect(pool.wasteful).toBe(false);
+    for (const log of logs.slice(2_400, 4_200)) pool.clear(log);
+    expect(pool.wasteful).toBe(true);
   });
 });

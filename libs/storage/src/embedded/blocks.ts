@@ -2,10 +2,14 @@
  * In-memory log bytes of one shard-window, in fixed blocks carved from a few large slabs: a log is
  * a chain of blocks (`BlockLog`). A log used to be a Uint8Array of its own, reallocated as it
  * grew: at 40,000 scraped series that was one ArrayBuffer (a JS object, a C++ extension and a
- * malloc'd store) per series per few appends, the largest item of the HTTP thread's append and a
+ * malloc'd store) per series every few appends, the largest item of the HTTP thread's append and a
  * large share of the garbage collector's work (V8's helper threads sweep every dead buffer). Here
- * an append copies its bytes into the tail block, and a log released whole gives its chain back in
- * one step; the pool goes when its window does.
+ * an append copies its bytes into the tail block.
+ *
+ * Blocks are never written again once their bytes are released: a read taken before a release (a
+ * query's lazy HotLog) stays valid, as with logs kept in the file. Released blocks come back when
+ * the pool goes (with its window, released whole by a flush), or when the log rewrite moves a
+ * window's live logs into a fresh pool (`wasteful`).
  */
 
 /** Bytes per block: a scrape's record is ~20 bytes; a log wastes at most the rest of its last block. */
@@ -21,6 +25,15 @@ const SLAB_MASK = (1 << SLAB_SHIFT) - 1;
 const FIRST_SLAB_BLOCKS = 16;
 /** No block: the head and tail of a log that holds none, the end of a chain. */
 export const NO_BLOCK = -1;
+/** Released blocks a pool may hold before the log rewrite moves its live logs to a fresh one (and only once they outnumber the live ones). */
+const WASTE_MIN_BLOCKS = 4096;
+
+/** Bytes of the buffer that reads of small logs share (a view keeps it alive: reads are short-lived, a scan's or a flush's). */
+const READ_BUFFER_BYTES = 256 * 1024;
+/** A log longer than this is read into a buffer of its own. */
+const READ_SHARED_MAX = 16 * 1024;
+let readBuf = new Uint8Array(READ_BUFFER_BYTES);
+let readAt = 0;
 
 /** A log's bytes in a pool: `start` bytes of its head block are released ones; every block but the last is full. */
 export interface BlockLog {
@@ -32,17 +45,24 @@ export interface BlockLog {
 
 export class BlockPool {
   private readonly slabs: Uint8Array[] = [];
-  /** The block after each block in its chain (or in the free list), slab by slab. */
+  /** The block after each block in its chain, slab by slab. */
   private readonly links: Int32Array[] = [];
-  private free = NO_BLOCK;
   /** Blocks handed out of the last slab so far. */
   private used = 0;
+  /** Blocks handed out, and how many of them hold only released bytes. */
+  private blocks = 0;
+  private released = 0;
 
-  /** Bytes held by the pool's slabs (live, free and not yet handed out). */
+  /** Bytes held by the pool's slabs. */
   get bytes(): number {
     let n = 0;
     for (const s of this.slabs) n += s.length;
     return n;
+  }
+
+  /** Released blocks are most of the pool, and enough to be worth a copy of the live ones. */
+  get wasteful(): boolean {
+    return this.released >= WASTE_MIN_BLOCKS && this.released > this.blocks - this.released;
   }
 
   /** `data` copied to the end of `log`. */
@@ -72,58 +92,65 @@ export class BlockPool {
     log.length += n;
   }
 
-  /** A copy of `log`'s bytes (its blocks are reused once released, so never a view). */
-  read(log: BlockLog): Uint8Array {
-    const out = new Uint8Array(log.length);
-    let b = log.head;
-    let off = log.start;
-    for (let p = 0; p < log.length; ) {
+  /**
+   * A copy of the `length` bytes from `start` in block `head` (a log's fields, as they were when
+   * the read was taken: later appends and releases do not change those bytes). Small logs are
+   * copied into a shared read buffer and handed out as views of it: a flush reads thousands of
+   * logs, and an ArrayBuffer of its own for each cost as much as the append path's buffers did.
+   */
+  read(head: number, start: number, length: number): Uint8Array {
+    let out: Uint8Array;
+    let p: number;
+    if (length > READ_SHARED_MAX) {
+      out = new Uint8Array(length);
+      p = 0;
+    } else {
+      if (readAt + length > readBuf.length) {
+        readBuf = new Uint8Array(READ_BUFFER_BYTES);
+        readAt = 0;
+      }
+      out = readBuf;
+      p = readAt;
+      readAt += length;
+    }
+    const from = p;
+    let b = head;
+    let off = start;
+    for (let left = length; left > 0; ) {
       const slab = this.slabs[b >> SLAB_SHIFT]!;
-      const base = (b & SLAB_MASK) << BLOCK_SHIFT;
-      const k = Math.min(BLOCK_BYTES - off, log.length - p);
-      for (let j = 0; j < k; j++) out[p + j] = slab[base + off + j]!;
+      const at = ((b & SLAB_MASK) << BLOCK_SHIFT) + off;
+      const k = Math.min(BLOCK_BYTES - off, left);
+      for (let j = 0; j < k; j++) out[p + j] = slab[at + j]!;
       p += k;
+      left -= k;
       off = 0;
       b = this.links[b >> SLAB_SHIFT]![b & SLAB_MASK]!;
     }
-    return out;
+    return out === readBuf ? out.subarray(from, p) : out;
   }
 
-  /** Release `log`'s first `n` bytes (n < its length); blocks passed go back to the pool. */
+  /** Release `log`'s first `n` bytes (n < its length). */
   dropHead(log: BlockLog, n: number): void {
     let off = log.start + n;
     while (off >= BLOCK_BYTES) {
       const b = log.head;
       log.head = this.links[b >> SLAB_SHIFT]![b & SLAB_MASK]!;
-      this.release(b, b);
+      this.released++;
       off -= BLOCK_BYTES;
     }
     log.start = off;
     log.length -= n;
   }
 
-  /** Release every byte of `log`: its chain joins the free list whole. */
+  /** Release every byte of `log`. */
   clear(log: BlockLog): void {
-    if (log.head !== NO_BLOCK) this.release(log.head, log.tail);
+    if (log.head !== NO_BLOCK) this.released += (log.start + log.length + BLOCK_BYTES - 1) >> BLOCK_SHIFT;
     log.head = log.tail = NO_BLOCK;
     log.start = 0;
     log.length = 0;
   }
 
-  /** The chain head..tail onto the free list. */
-  private release(head: number, tail: number): void {
-    this.links[tail >> SLAB_SHIFT]![tail & SLAB_MASK] = this.free;
-    this.free = head;
-  }
-
   private alloc(): number {
-    const f = this.free;
-    if (f !== NO_BLOCK) {
-      const links = this.links[f >> SLAB_SHIFT]!;
-      this.free = links[f & SLAB_MASK]!;
-      links[f & SLAB_MASK] = NO_BLOCK;
-      return f;
-    }
     const last = this.links.length - 1;
     if (last < 0 || this.used === this.links[last]!.length) {
       const blocks = this.slabs.length >= SLAB_SHIFT - 4 ? 1 << SLAB_SHIFT : FIRST_SLAB_BLOCKS << this.slabs.length;
@@ -131,6 +158,7 @@ export class BlockPool {
       this.links.push(new Int32Array(blocks).fill(NO_BLOCK));
       this.used = 0;
     }
+    this.blocks++;
     return ((this.links.length - 1) << SLAB_SHIFT) | this.used++;
   }
 }

@@ -39,7 +39,8 @@ interface Series {
  */
 interface Log extends BlockLog {
   readonly series: Series;
-  readonly pool: BlockPool | null;
+  /** Replaced when the log rewrite moves a wasteful pool's live logs to a fresh one. */
+  pool: BlockPool | null;
   disk: Spans | null;
   /** Dropped from its window (released whole): an append must find or make the window's log again. */
   released: boolean;
@@ -288,10 +289,10 @@ export class EmbeddedHotTier implements HotTier {
           w.delete(r.id);
           unindex(s, r.window, log);
           log.released = true;
-          log.pool?.clear(log);
           if (log.owner?.log === log) log.owner.log = null;
           this.liveBytes -= log.length;
           this.releasedBytes += log.length;
+          log.pool?.clear(log);
           if (--log.series.logs === 0) this.series.delete(log.series.id);
         } else if (log.disk) {
           dropHead(log.disk, r.length);
@@ -577,10 +578,33 @@ export class EmbeddedHotTier implements HotTier {
     const dir = await open(this.options.dir, 'r');
     await dir.sync();
     await dir.close();
+    this.repackPools();
     this.file = await open(this.path, 'a');
     this.fileBytes = bytes;
     this.rewrittenBytes = bytes;
     this.releasedBytes = 0;
+  }
+
+  /**
+   * Released blocks stay in their pool until its window goes (blocks.ts); a window that lives on
+   * (late data, released part by part) moves its live logs to a fresh pool once released blocks
+   * are most of it. Only the live bytes are copied; reads taken before keep the old pool.
+   */
+  private repackPools(): void {
+    for (const s of this.shards.values())
+      for (const [window, pool] of s.pools) {
+        if (!pool.wasteful) continue;
+        const fresh = new BlockPool();
+        for (const log of s.windows.get(window)?.values() ?? []) {
+          if (log.pool !== pool) continue;
+          const bytes = pool.read(log.head, log.start, log.length);
+          log.head = log.tail = NO_BLOCK;
+          log.start = log.length = 0;
+          fresh.append(log, bytes);
+          log.pool = fresh;
+        }
+        s.pools.set(window, fresh);
+      }
   }
 
   /**
@@ -623,14 +647,26 @@ export class EmbeddedHotTier implements HotTier {
   }
 
   /**
-   * A log as it is now. Bytes in memory are copied now (their blocks are reused once released);
-   * bytes kept in the file are read when `data` is first asked for (a query decodes only the
-   * series its selector matches), from the offsets taken now: appends and releases never change
-   * bytes already in the file, and a rewrite leaves the old file open for a while.
+   * A log as it is now, its bytes read when `data` is first asked for (a query decodes only the
+   * series its selector matches), from where they are now: appends and releases never change
+   * bytes already in a block pool or in the file, and a rewrite leaves the old file open for a
+   * while (and an old pool to the reads that hold it).
    */
   private hotLog(id: string, window: number, log: Log): HotLog {
     const key = log.series.key;
-    if (!log.disk) return { id, key, window, data: log.pool!.read(log) };
+    if (!log.disk) {
+      // Blocks are not written again once released (blocks.ts), so the bytes as of now stay readable.
+      const { pool, head, start, length } = log;
+      let data: Uint8Array | undefined;
+      return {
+        id,
+        key,
+        window,
+        get data() {
+          return (data ??= pool!.read(head, start, length));
+        },
+      };
+    }
     const file = this.reader;
     const at = log.disk.at.slice(0, 2 * log.disk.n);
     const { n } = log.disk;
@@ -649,7 +685,7 @@ export class EmbeddedHotTier implements HotTier {
 
   /** A log's bytes now, from memory or read from the file (for a rewrite, which owns the state meanwhile). */
   private bytesOf(log: Log): Uint8Array {
-    return log.disk ? readSpans(this.reader, log.disk.at, log.disk.n, log.length, this.path) : log.pool!.read(log);
+    return log.disk ? readSpans(this.reader, log.disk.at, log.disk.n, log.length, this.path) : log.pool!.read(log.head, log.start, log.length);
   }
 
   private retire(file: LogFile): void {
