@@ -17,8 +17,8 @@ import {
   WINDOW_MS,
   keyJson,
 } from '@s4/core';
-import { BlockPool, NO_BLOCK, type BlockLog } from './blocks.js';
 import { WAL_HEADER_BYTES, decodeWal, encodeHotAppends, encodeWalRecord, encodeWalRecordAt, walSeriesBytes, type WalRecord } from '@s4/format';
+import { BlockPool, NO_BLOCK, type BlockLog } from './blocks.js';
 
 /**
  * A series, held once however many windows hold a log of it (the logs point here), with its
