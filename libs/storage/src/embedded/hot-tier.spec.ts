@@ -252,6 +252,7 @@ describe('embedded hot tier: logs kept in the file', () => {
             else model.set(k, have.slice(length));
           }
           expect(await state(tier)).toEqual(model);
+          expect((await tier.stats()).bytes).toBe([...model.values()].reduce((sum, bytes) => sum + bytes.length, 0));
         }
         await tier.close();
         const again = await EmbeddedHotTier.open(options);
@@ -350,6 +351,41 @@ describe('embedded hot tier: logs kept in the file', () => {
     expect(logs.get(seriesId(key(1)))).toEqual(new Array(1_000).fill(6));
     expect(logs.get(seriesId(key(2)))).toEqual([1, 2, 3]);
     await tier.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+/**
+ * In-memory logs live in a shard-window's block pool (blocks.ts), whose blocks are never written
+ * again once released: a scan taken before releases and a log rewrite (which moves a mostly
+ * released window's live logs to a fresh pool) still reads the bytes as they were.
+ */
+describe('embedded hot tier: block pools', () => {
+  it('keeps a read taken before releases and a rewrite exact, and the live logs exact after it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 's4-hot-pool-'));
+    const ref = { ns: 'default', shard: 0 };
+    const options = { dir, fsync: 'never' as const, compactSlackBytes: 0, now: () => 0 };
+    const tier = await EmbeddedHotTier.open(options);
+    const lease = (await tier.acquireLease(ref, 'me', 60_000))!;
+    const key = (i: number): SeriesKey => ({ metric: 'm', tags: { h: String(i) } });
+    const bytes = (i: number, round: number) => Uint8Array.from({ length: 100 }, (_, j) => (i * 7 + j + round) % 256);
+    const series = 6_000;
+    for (let round = 0; round < 2; round++)
+      await tier.append(Array.from({ length: series }, (_, i) => ({ ref, window: 0, id: seriesId(key(i)), key: key(i), data: bytes(i, round) })));
+    const want = (i: number) => [...bytes(i, 0), ...bytes(i, 1)];
+    const before = (await tier.scan(ref, 'm', 0, 3_600_000)).logs;
+    expect(before).toHaveLength(series);
+    // All but series 0 released whole, series 0 by half: released blocks are most of the pool, and the log is rewritten.
+    await tier.release(lease, 0, [{ id: seriesId(key(0)), length: 100 }, ...Array.from({ length: series - 1 }, (_, i) => ({ id: seriesId(key(i + 1)), length: 200 }))]);
+    await tier.append([{ ref, window: 0, id: seriesId(key(0)), key: key(0), data: bytes(0, 2) }]);
+    for (const log of before) expect([...log.data]).toEqual(want(Number(log.key.tags.h)));
+    const after = await tier.readWindow(ref, 0);
+    expect(after.map((l) => [...l.data])).toEqual([[...bytes(0, 1), ...bytes(0, 2)]]);
+    expect((await tier.stats()).bytes).toBe(200);
+    await tier.close();
+    const again = await EmbeddedHotTier.open(options);
+    expect((await again.readWindow(ref, 0)).map((l) => [...l.data])).toEqual([[...bytes(0, 1), ...bytes(0, 2)]]);
+    await again.close();
     rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -20,6 +20,7 @@ import {
   type TagSelector,
 } from '@s4/core';
 import { WAL_HEADER_BYTES, decodeWal, encodeHotAppends, encodeWalRecord, encodeWalRecordAt, walSeriesBytes, type WalRecord } from '@s4/format';
+import { BlockPool, NO_BLOCK, type BlockLog } from './blocks.js';
 
 /**
  * A series, held once however many windows hold a log of it (the logs point here), with its
@@ -34,14 +35,14 @@ interface Series {
 }
 
 /**
- * One series' bytes in one window: one buffer, grown by half again when full (not a chunk per
- * append); or, for a log whose first append was large (records), where its bytes are in the log
- * file (`disk`), read back when the window is read.
+ * One series' bytes in one window: a chain of blocks in its shard-window's pool (`pool`, and the
+ * BlockLog fields); or, for a log whose first append was large (records), where its bytes are in
+ * the log file (`disk`, `pool` null), read back when the window is read.
  */
-interface Log {
+interface Log extends BlockLog {
   readonly series: Series;
-  buf: Uint8Array;
-  length: number;
+  /** Replaced when the log rewrite moves a wasteful pool's live logs to a fresh one. */
+  pool: BlockPool | null;
   disk: Spans | null;
   /** Dropped from its window (released whole): an append must find or make the window's log again. */
   released: boolean;
@@ -109,6 +110,8 @@ interface ShardState {
    * series of the shard was ~20 ms per single-series query at 60,000 series, on the HTTP thread.
    */
   metrics: Map<number, Map<string, Set<Log>>>;
+  /** Each window's pool of in-memory log bytes (blocks.ts): dropped with the window. */
+  pools: Map<number, BlockPool>;
 }
 
 export interface EmbeddedHotTierOptions {
@@ -260,7 +263,7 @@ export class EmbeddedHotTier implements HotTier {
     const k = `${ref.ns}/${ref.shard}`;
     let s = this.shards.get(k);
     if (!s) {
-      s = { generation: 0, fence: 0, lease: null, windows: new Map(), metrics: new Map() };
+      s = { generation: 0, fence: 0, lease: null, windows: new Map(), metrics: new Map(), pools: new Map() };
       this.shards.set(k, s);
     }
     return s;
@@ -291,6 +294,7 @@ export class EmbeddedHotTier implements HotTier {
           if (log.owner?.log === log) log.owner.log = null;
           this.liveBytes -= log.length;
           this.releasedBytes += log.length;
+          log.pool?.clear(log);
           if (--log.series.logs === 0) this.series.delete(log.series.id);
         } else if (log.disk) {
           dropHead(log.disk, r.length);
@@ -298,14 +302,14 @@ export class EmbeddedHotTier implements HotTier {
           this.releasedBytes += r.length;
           log.length -= r.length;
         } else {
-          // A copy, so the released bytes are freed.
-          const rest = log.buf.slice(r.length, log.length);
-          log.buf = rest;
-          this.liveBytes -= log.length - rest.length;
-          this.releasedBytes += log.length - rest.length;
-          log.length = rest.length;
+          log.pool!.dropHead(log, r.length);
+          this.liveBytes -= r.length;
+          this.releasedBytes += r.length;
         }
-        if (w.size === 0) s.windows.delete(r.window);
+        if (w.size === 0) {
+          s.windows.delete(r.window);
+          s.pools.delete(r.window);
+        }
         break;
       }
       case 'generation':
@@ -326,7 +330,12 @@ export class EmbeddedHotTier implements HotTier {
       const series = this.seriesOf(id, key);
       series.logs++;
       const disk = data.length >= this.diskMin ? { at: new Float64Array(8), n: 0 } : null;
-      w.set(series.id, (log = { series, buf: EMPTY, length: 0, disk, released: false, owner: null }));
+      let pool: BlockPool | null = null;
+      if (!disk) {
+        pool = s.pools.get(window) ?? null;
+        if (!pool) s.pools.set(window, (pool = new BlockPool()));
+      }
+      w.set(series.id, (log = { series, pool, head: NO_BLOCK, tail: NO_BLOCK, start: 0, length: 0, disk, released: false, owner: null }));
       index(s, window, log);
     }
     this.appendLog(log, data, at);
@@ -338,7 +347,7 @@ export class EmbeddedHotTier implements HotTier {
     if (log.disk) {
       addSpan(log.disk, at, data.length);
       log.length += data.length;
-    } else appendTo(log, data);
+    } else log.pool!.append(log, data);
     this.liveBytes += data.length;
   }
 
@@ -571,10 +580,33 @@ export class EmbeddedHotTier implements HotTier {
     const dir = await open(this.options.dir, 'r');
     await dir.sync();
     await dir.close();
+    this.repackPools();
     this.file = await open(this.path, 'a');
     this.fileBytes = bytes;
     this.rewrittenBytes = bytes;
     this.releasedBytes = 0;
+  }
+
+  /**
+   * Released blocks stay in their pool until its window goes (blocks.ts); a window that lives on
+   * (late data, released part by part) moves its live logs to a fresh pool once released blocks
+   * are most of it. Only the live bytes are copied; reads taken before keep the old pool.
+   */
+  private repackPools(): void {
+    for (const s of this.shards.values())
+      for (const [window, pool] of s.pools) {
+        if (!pool.wasteful) continue;
+        const fresh = new BlockPool();
+        for (const log of s.windows.get(window)?.values() ?? []) {
+          if (log.pool !== pool) continue;
+          const bytes = pool.read(log.head, log.start, log.length);
+          log.head = log.tail = NO_BLOCK;
+          log.start = log.length = 0;
+          fresh.append(log, bytes);
+          log.pool = fresh;
+        }
+        s.pools.set(window, fresh);
+      }
   }
 
   /**
@@ -617,14 +649,26 @@ export class EmbeddedHotTier implements HotTier {
   }
 
   /**
-   * A log as it is now. Bytes in memory are a view (later appends go past its end, or to a new
-   * buffer); bytes kept in the file are read when `data` is first asked for (a query decodes only
-   * the series its selector matches), from the offsets taken now: appends and releases never
-   * change bytes already in the file, and a rewrite leaves the old file open for a while.
+   * A log as it is now, its bytes read when `data` is first asked for (a query decodes only the
+   * series its selector matches), from where they are now: appends and releases never change
+   * bytes already in a block pool or in the file, and a rewrite leaves the old file open for a
+   * while (and an old pool to the reads that hold it).
    */
   private hotLog(id: string, window: number, log: Log): HotLog {
     const key = log.series.key;
-    if (!log.disk) return { id, key, window, data: flatten(log) };
+    if (!log.disk) {
+      // Blocks are not written again once released (blocks.ts), so the bytes as of now stay readable.
+      const { pool, head, start, length } = log;
+      let data: Uint8Array | undefined;
+      return {
+        id,
+        key,
+        window,
+        get data() {
+          return (data ??= pool!.read(head, start, length));
+        },
+      };
+    }
     const file = this.reader;
     const at = log.disk.at.slice(0, 2 * log.disk.n);
     const { n } = log.disk;
@@ -643,7 +687,7 @@ export class EmbeddedHotTier implements HotTier {
 
   /** A log's bytes now, from memory or read from the file (for a rewrite, which owns the state meanwhile). */
   private bytesOf(log: Log): Uint8Array {
-    return log.disk ? readSpans(this.reader, log.disk.at, log.disk.n, log.length, this.path) : flatten(log);
+    return log.disk ? readSpans(this.reader, log.disk.at, log.disk.n, log.length, this.path) : log.pool!.read(log.head, log.start, log.length);
   }
 
   private retire(file: LogFile): void {
@@ -756,8 +800,6 @@ export class EmbeddedHotTier implements HotTier {
   }
 }
 
-const EMPTY = new Uint8Array(0);
-
 /** `log` (new in `window`) in its shard's metric index. */
 function index(s: ShardState, window: number, log: Log): void {
   let byMetric = s.metrics.get(window);
@@ -786,26 +828,6 @@ const COMMIT_APPENDS = 4096;
 
 /** How long applying committed appends may hold the event loop before it gets a turn. */
 const APPLY_SLICE_MS = 10;
-
-/** The log's bytes: a view of its buffer (later appends go past its end, or to a new buffer). */
-function flatten(log: Log): Uint8Array {
-  return log.buf.subarray(0, log.length);
-}
-
-/**
- * Copy `data` to the end of the log. The first append takes exactly its size (most windows of a
- * scraped series see one append per scrape, and many series only a few); then by half again.
- */
-function appendTo(log: Log, data: Uint8Array): void {
-  const need = log.length + data.length;
-  if (need > log.buf.length) {
-    const next = new Uint8Array(log.length === 0 ? need : Math.max(need, Math.ceil(log.buf.length * 1.5)));
-    next.set(log.buf.subarray(0, log.length));
-    log.buf = next;
-  }
-  log.buf.set(data, log.length);
-  log.length = need;
-}
 
 /** Note that a log's next bytes are at `at` in the file: one more piece, or the last one grown when they follow it. */
 function addSpan(d: Spans, at: number, length: number): void {
