@@ -179,6 +179,27 @@ const WAL_V2: WalRecord[] = [
   WAL_V1[WAL_V1.length - 1]!,
 ];
 
+/**
+ * Version 3 adds the `releases` record (a flush's releases of one shard-window in one frame); a
+ * v3 log holds the older records too.
+ */
+const WAL_V3: WalRecord[] = [
+  ...WAL_V2.slice(0, 2),
+  {
+    type: 'releases',
+    ns: 'golden',
+    shard: 3,
+    window: H,
+    cursors: [
+      { id: '7f3a0c1d2e4b5a69', length: 3 },
+      { id: 'ffff000000000000', length: 2 ** 53 - 1 },
+    ],
+  },
+  { type: 'releases', ns: 'ns-ü-😀', shard: 9999, window: -3_600_000, cursors: [{ id: 'dévice-😀', length: 0 }] },
+  { type: 'releases', ns: 'golden', shard: 0, window: 0, cursors: [] },
+  WAL_V1[4]!,
+];
+
 /** WAL records as JSON: the opaque log bytes of an append as hex. */
 type WalAppendJson = Omit<WalAppend, 'data'> & { data: string };
 type WalJson = (Exclude<WalRecord, { type: 'append' } | { type: 'appends' }> | ({ type: 'append' } & WalAppendJson) | { type: 'appends'; entries: WalAppendJson[] })[];
@@ -254,6 +275,13 @@ const golden = [
     name: 'wal-v2',
     ext: 'wal',
     encode: () => walFromJson(walRecordsToJson(WAL_V2)),
+    decode: walToJson,
+    reencode: walFromJson,
+  },
+  {
+    name: 'wal-v3',
+    ext: 'wal',
+    encode: () => walFromJson(walRecordsToJson(WAL_V3)),
     decode: walToJson,
     reencode: walFromJson,
   },

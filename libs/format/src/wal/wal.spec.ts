@@ -15,12 +15,14 @@ const record: fc.Arbitrary<WalRecord> = fc.oneof(
   append.map((a) => ({ type: 'append' as const, ...a })),
   fc.record({ type: fc.constant('appends' as const), entries: fc.array(append, { maxLength: 6 }) }),
   fc.record({ type: fc.constant('release' as const), ns: str, shard: u32, window: f64, id: str, length: f64 }),
+  fc.record({ type: fc.constant('releases' as const), ns: str, shard: u32, window: f64, cursors: fc.array(fc.record({ id: str, length: f64 }), { maxLength: 6 }) }),
   fc.record({ type: fc.constant('generation' as const), ns: str, shard: u32, value: f64 }),
   fc.record({ type: fc.constant('fence' as const), ns: str, shard: u32, value: f64 }),
 );
 
 const normalized = (r: WalRecord): WalRecord => {
   if (r.type === 'appends') return { type: 'appends', entries: r.entries.map((e) => ({ ...e, ns: wellFormed(e.ns), id: wellFormed(e.id), key: wellFormed(e.key) })) };
+  if (r.type === 'releases') return { ...r, ns: wellFormed(r.ns), cursors: r.cursors.map((c) => ({ ...c, id: wellFormed(c.id) })) };
   const out = { ...r, ns: wellFormed(r.ns) };
   if ('id' in out) out.id = wellFormed(out.id);
   if ('key' in out) out.key = wellFormed(out.key);

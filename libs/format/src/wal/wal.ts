@@ -13,6 +13,8 @@ export type WalRecord =
   /** Version 2: the appends of one commit in one frame (one header, one checksum), in order. */
   | { type: 'appends'; entries: WalAppend[] }
   | { type: 'release'; ns: string; shard: number; window: number; id: string; length: number }
+  /** Version 3: the releases of one flush of a shard-window in one frame, in order. */
+  | { type: 'releases'; ns: string; shard: number; window: number; cursors: readonly WalRelease[] }
   | { type: 'generation'; ns: string; shard: number; value: number }
   | { type: 'fence'; ns: string; shard: number; value: number };
 
@@ -26,7 +28,13 @@ export interface WalAppend {
   data: Uint8Array;
 }
 
-export const WAL_RECORD_TYPES = { append: 1, release: 2, generation: 3, fence: 4, appends: 5 } as const;
+/** The first `length` bytes of the log of series `id` are released (flushed). */
+export interface WalRelease {
+  readonly id: string;
+  readonly length: number;
+}
+
+export const WAL_RECORD_TYPES = { append: 1, release: 2, generation: 3, fence: 4, appends: 5, releases: 6 } as const;
 
 /** Bytes before each payload: its length and checksum. */
 export const WAL_HEADER_BYTES = 8;
@@ -43,6 +51,7 @@ export function encodeWalRecord(r: WalRecord): Buffer {
  */
 export function encodeWalRecordAt(r: WalRecord, dataAt: number[] | undefined): Buffer {
   if (r.type === 'appends') return encodeAppends(r.entries, dataAt);
+  if (r.type === 'releases') return encodeReleases(r);
   const w = new ByteWriter(64 + 3 * (r.ns.length + ('id' in r ? r.id.length : 0) + ('key' in r ? r.key.length : 0)) + ('data' in r ? r.data.length : 0));
   w.u32(0);
   w.u32(0);
@@ -119,6 +128,12 @@ function decodePayload(r: ByteReader, str: () => string, bytes: Uint8Array, view
   const ns = str();
   const shard = r.u32();
   switch (type) {
+    case WAL_RECORD_TYPES.releases: {
+      const window = r.f64();
+      const cursors: WalRelease[] = [];
+      for (let n = r.u32(); n > 0; n--) cursors.push({ id: str(), length: r.f64() });
+      return { type: 'releases', ns, shard, window, cursors };
+    }
     case WAL_RECORD_TYPES.append:
       return { type: 'append', ns, shard, ...readAppendBody(r, str, bytes, views) };
     case WAL_RECORD_TYPES.release:
@@ -157,22 +172,11 @@ function encodeAppends(entries: readonly WalAppend[], dataAt: number[] | undefin
   const b = Buffer.allocUnsafe(bound);
   let p = appendsHead(b, names, entries.length);
   const putU32 = (n: number) => {
-    if (!(n >= 0 && n <= 0xffff_ffff)) throw new RangeError(`hot-tier log: ${n} does not fit a u32`);
-    b.writeUInt32LE(n, p);
+    b.writeUInt32LE(checkedU32(n), p);
     p += 4;
   };
   const putStr = (s: string) => {
-    const at = p + 4;
-    let i = 0;
-    // ASCII (ids, most keys) by hand: the UTF-8 encoder's call costs more than these short strings.
-    for (; i < s.length; i++) {
-      const c = s.charCodeAt(i);
-      if (c >= 0x80) break;
-      b[at + i] = c;
-    }
-    const n = i === s.length ? i : b.write(s, at, 'utf8');
-    b.writeUInt32LE(n, p);
-    p = at + n;
+    p = putWstr(b, p, s);
   };
   lastNs = null;
   let nsIndex = 0;
@@ -195,6 +199,52 @@ function encodeAppends(entries: readonly WalAppend[], dataAt: number[] | undefin
     p += n;
   }
   return sealRecord(b, p);
+}
+
+/**
+ * The releases of a flushed shard-window as one `releases` frame (type 6): a flush of 60,000
+ * series logs was 60,000 frames, each its own buffer, writer and checksum, the largest item of the
+ * HTTP thread at a million series. Written straight into one buffer sized from the cursors.
+ */
+function encodeReleases(r: { ns: string; shard: number; window: number; cursors: readonly WalRelease[] }): Buffer {
+  const { cursors } = r;
+  let bound = WAL_HEADER_BYTES + 1 + 4 + 3 * r.ns.length + 4 + 8 + 4;
+  for (let i = 0; i < cursors.length; i++) bound += 4 + 3 * cursors[i]!.id.length + 8;
+  const b = Buffer.allocUnsafe(bound);
+  let p = WAL_HEADER_BYTES;
+  b[p++] = WAL_RECORD_TYPES.releases;
+  p = putWstr(b, p, r.ns);
+  b.writeUInt32LE(checkedU32(r.shard), p);
+  b.writeDoubleLE(r.window, p + 4);
+  b.writeUInt32LE(cursors.length, p + 12);
+  p += 16;
+  for (let i = 0; i < cursors.length; i++) {
+    const c = cursors[i]!;
+    p = putWstr(b, p, c.id);
+    b.writeDoubleLE(c.length, p);
+    p += 8;
+  }
+  return sealRecord(b, p);
+}
+
+/** `s` as a wstr at `p` of `b` (room for 4 + 3 × its length); where the next field starts. */
+function putWstr(b: Buffer, p: number, s: string): number {
+  const at = p + 4;
+  let i = 0;
+  // ASCII (ids, most keys) by hand: the UTF-8 encoder's call costs more than these short strings.
+  for (; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x80) break;
+    b[at + i] = c;
+  }
+  const n = i === s.length ? i : b.write(s, at, 'utf8');
+  b.writeUInt32LE(n, p);
+  return at + n;
+}
+
+function checkedU32(n: number): number {
+  if (!(n >= 0 && n <= 0xffff_ffff)) throw new RangeError(`hot-tier log: ${n} does not fit a u32`);
+  return n;
 }
 
 /** An `appends` record's head after the record header: its type, the namespace table, the append count. Where the appends start. */
@@ -264,10 +314,8 @@ export function encodeHotAppends(entries: readonly HotAppend[], from: number, to
     const e = entries[i]!;
     const { ref, data } = e;
     if (ref.ns !== lastNs) nsIndex = names.get((lastNs = ref.ns))!;
-    const shard = ref.shard;
-    if (!(shard >= 0 && shard <= 0xffff_ffff)) throw new RangeError(`hot-tier log: ${shard} does not fit a u32`);
     view.setUint32(p, nsIndex, true);
-    view.setUint32(p + 4, shard, true);
+    view.setUint32(p + 4, checkedU32(ref.shard), true);
     view.setFloat64(p + 8, e.window, true);
     p += 16;
     const s = series[i - from]!;
@@ -315,8 +363,7 @@ function readAppendBody(r: ByteReader, str: () => string, bytes: Uint8Array, vie
 
 /** Lengths and shard numbers are u32: out of range is a caller's bug, never a silently wrapped value. */
 function u32(w: ByteWriter, n: number): void {
-  if (!(n >= 0 && n <= 0xffff_ffff)) throw new RangeError(`hot-tier log: ${n} does not fit a u32`);
-  w.u32(n);
+  w.u32(checkedU32(n));
 }
 
 /** u32 byte length, then UTF-8 (unlike the object formats' `str`, whose length is a uvarint). */

@@ -156,6 +156,64 @@ describe('embedded hot tier: log versions and large writes', () => {
   });
 });
 
+describe('embedded hot tier: releases (log version 3)', () => {
+  it('replays version-2 release records, logs the releases of a flush as one frame, and rewrites live logs as appends records', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 's4-hot-'));
+    const ref = { ns: 'default', shard: 1 };
+    const key = (i: number): SeriesKey => ({ metric: 'm', tags: { s: String(i) } });
+    const id = (i: number) => seriesId(key(i));
+    // Version 2 wrote one type-2 record per released log.
+    writeFileSync(
+      join(dir, 'hot.wal'),
+      Buffer.concat([
+        encodeWalRecord({ type: 'appends', entries: [0, 1, 2, 3].map((i) => ({ ...ref, window: 0, id: id(i), key: JSON.stringify(key(i)), data: Uint8Array.of(i, i, i, i) })) }),
+        encodeWalRecord({ type: 'release', ...ref, window: 0, id: id(0), length: 4 }),
+        encodeWalRecord({ type: 'release', ...ref, window: 0, id: id(1), length: 1 }),
+      ]),
+    );
+    const options = { dir, fsync: 'never' as const, compactSlackBytes: 0, now: () => 0 };
+    const state = async (t: EmbeddedHotTier) => new Map((await t.readWindow(ref, 0)).map((l) => [l.id, [...l.data]]));
+    const tier = await EmbeddedHotTier.open(options);
+    expect(await state(tier)).toEqual(new Map([[id(1), [1, 1, 1]], [id(2), [2, 2, 2, 2]], [id(3), [3, 3, 3, 3]]]));
+    const before = statSync(join(dir, 'hot.wal')).size;
+    const lease = (await tier.acquireLease(ref, 'me', 60_000))!;
+    await tier.release(lease, 0, [
+      { id: id(1), length: 3 },
+      { id: id(2), length: 2 },
+      { id: 'not-held', length: 9 },
+    ]);
+    await tier.append([{ ref, window: 0, id: id(3), key: key(3), data: Uint8Array.of(4) }]);
+    const expected = new Map([[id(2), [2, 2]], [id(3), [3, 3, 3, 3, 4]]]);
+    expect(await state(tier)).toEqual(expected);
+    await tier.close();
+    const records = decodeWal(readFileSync(join(dir, 'hot.wal'))).records;
+    // Released bytes outweigh live ones (compactSlackBytes 0): the file was rewritten, live logs as `appends` records.
+    expect(statSync(join(dir, 'hot.wal')).size).toBeLessThan(before + 200);
+    expect(records.filter((r) => r.type === 'append' || r.type === 'release')).toEqual([]);
+    const again = await EmbeddedHotTier.open(options);
+    expect(await state(again)).toEqual(expected);
+    await again.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('logs the releases of one call as one `releases` record', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 's4-hot-'));
+    const ref = { ns: 'default', shard: 0 };
+    const key = (i: number): SeriesKey => ({ metric: 'm', tags: { s: String(i) } });
+    const tier = await EmbeddedHotTier.open({ dir, fsync: 'never', now: () => 0 });
+    await tier.append(Array.from({ length: 100 }, (_, i) => ({ ref, window: 0, id: seriesId(key(i)), key: key(i), data: Uint8Array.of(i, i) })));
+    const lease = (await tier.acquireLease(ref, 'me', 60_000))!;
+    await tier.release(lease, 0, Array.from({ length: 100 }, (_, i) => ({ id: seriesId(key(i)), length: i % 2 ? 2 : 1 })));
+    await tier.close();
+    const releases = decodeWal(readFileSync(join(dir, 'hot.wal'))).records.filter((r) => r.type === 'releases' || r.type === 'release');
+    expect(releases.map((r) => [r.type, r.type === 'releases' ? r.cursors.length : 1])).toEqual([['releases', 100]]);
+    const again = await EmbeddedHotTier.open({ dir, fsync: 'never', now: () => 0 });
+    expect(new Map((await again.readWindow(ref, 0)).map((l) => [l.id, [...l.data]]))).toEqual(new Map(Array.from({ length: 50 }, (_, j) => [seriesId(key(2 * j)), [2 * j]])));
+    await again.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
+
 describe('embedded hot tier: replay in pieces', () => {
   it('rebuilds the same state from pieces smaller than a record, cuts a torn tail, and stops at a corrupt record', async () => {
     const dir = mkdtempSync(join(tmpdir(), 's4-hot-'));
@@ -208,10 +266,10 @@ describe('embedded hot tier: replay in pieces', () => {
 describe('embedded hot tier: logs kept in the file', () => {
   const key = (i: number): SeriesKey => ({ metric: 'rec', tags: { m: String(i) } });
   const ref = { ns: 'default', shard: 0 };
-  type Step = { kind: 'append'; series: number; window: number; size: number; fill: number; object: number } | { kind: 'release'; series: number; window: number; part: number };
+  type Step = { kind: 'append'; series: number; window: number; size: number; fill: number; object: number } | { kind: 'release'; series: number; also: number; window: number; part: number };
   const step: fc.Arbitrary<Step> = fc.oneof(
     { weight: 4, arbitrary: fc.record({ kind: fc.constant('append' as const), series: fc.nat(4), window: fc.constantFrom(0, 3_600_000), size: fc.oneof(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 256, max: 3_000 })), fill: fc.nat(255), object: fc.nat(2) }) },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const), series: fc.nat(4), window: fc.constantFrom(0, 3_600_000), part: fc.oneof(fc.constant(1_000), fc.integer({ min: 0, max: 1_000 })) }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const), series: fc.nat(4), also: fc.nat(4), window: fc.constantFrom(0, 3_600_000), part: fc.oneof(fc.constant(1_000), fc.integer({ min: 0, max: 1_000 })) }) },
   );
   const state = async (t: EmbeddedHotTier) => {
     const out = new Map<string, number[]>();
@@ -244,12 +302,18 @@ describe('embedded hot tier: logs kept in the file', () => {
             await tier.append([{ ref, window: s.window, id: seriesId(key(s.series)), key: keys.get(which)!, data }]);
             model.set(k, [...(model.get(k) ?? []), ...data]);
           } else {
-            const have = model.get(k);
-            if (!have) continue;
-            const length = Math.floor((have.length * s.part) / 1_000);
-            await tier.release(lease, s.window, [{ id: seriesId(key(s.series)), length }]);
-            if (length >= have.length) model.delete(k);
-            else model.set(k, have.slice(length));
+            // One release call for one or two series, as a flush releases a window's logs together.
+            const cursors: { id: string; length: number }[] = [];
+            for (const series of new Set([s.series, s.also])) {
+              const at = `${s.window}/${seriesId(key(series))}`;
+              const have = model.get(at);
+              if (!have) continue;
+              const length = Math.floor((have.length * s.part) / 1_000);
+              cursors.push({ id: seriesId(key(series)), length });
+              if (length >= have.length) model.delete(at);
+              else model.set(at, have.slice(length));
+            }
+            await tier.release(lease, s.window, cursors);
           }
           expect(await state(tier)).toEqual(model);
           expect((await tier.stats()).bytes).toBe([...model.values()].reduce((sum, bytes) => sum + bytes.length, 0));

@@ -19,7 +19,7 @@ import {
   selects,
   type TagSelector,
 } from '@s4/core';
-import { WAL_HEADER_BYTES, decodeWal, encodeHotAppends, encodeWalRecord, encodeWalRecordAt, walSeriesBytes, type WalRecord } from '@s4/format';
+import { WAL_HEADER_BYTES, decodeWal, encodeHotAppends, encodeWalRecord, encodeWalRecordAt, walSeriesBytes, type WalAppend, type WalRecord } from '@s4/format';
 import { BlockPool, NO_BLOCK, type BlockLog } from './blocks.js';
 
 /**
@@ -86,6 +86,8 @@ interface LogFile {
  * ~30 ms of the event loop, 256 KB about a quarter.
  */
 const REWRITE_CHUNK_BYTES = 256 * 1024;
+/** Live logs per `appends` record of a rewrite. */
+const REWRITE_BATCH = 4096;
 
 /** Bytes of the log read and decoded at a time when it is replayed at start (an append record is at most a few MB). */
 const REPLAY_CHUNK_BYTES = 8 * 1024 * 1024;
@@ -283,41 +285,48 @@ export class EmbeddedHotTier implements HotTier {
       case 'append':
         this.applyAppend(s, r.window, r.id, r.key, r.data, fileAt(r.data, 0));
         break;
-      case 'release': {
-        const w = s.windows.get(r.window);
-        const log = w?.get(r.id);
-        if (!w || !log) break;
-        if (r.length >= log.length) {
-          w.delete(r.id);
-          unindex(s, r.window, log);
-          log.released = true;
-          if (log.owner?.log === log) log.owner.log = null;
-          this.liveBytes -= log.length;
-          this.releasedBytes += log.length;
-          log.pool?.clear(log);
-          if (--log.series.logs === 0) this.series.delete(log.series.id);
-        } else if (log.disk) {
-          dropHead(log.disk, r.length);
-          this.liveBytes -= r.length;
-          this.releasedBytes += r.length;
-          log.length -= r.length;
-        } else {
-          log.pool!.dropHead(log, r.length);
-          this.liveBytes -= r.length;
-          this.releasedBytes += r.length;
-        }
-        if (w.size === 0) {
-          s.windows.delete(r.window);
-          s.pools.delete(r.window);
-        }
+      case 'release':
+        this.releaseLog(s, r.window, r.id, r.length);
         break;
-      }
+      case 'releases':
+        for (const c of r.cursors) this.releaseLog(s, r.window, c.id, c.length);
+        break;
       case 'generation':
         s.generation = Math.max(s.generation, r.value);
         break;
       case 'fence':
         s.fence = Math.max(s.fence, r.value);
         break;
+    }
+  }
+
+  /** The first `length` bytes of the log of `id` in `window` dropped (all of it: the log goes, and its window once empty). */
+  private releaseLog(s: ShardState, window: number, id: string, length: number): void {
+    const w = s.windows.get(window);
+    const log = w?.get(id);
+    if (!w || !log) return;
+    if (length >= log.length) {
+      w.delete(id);
+      unindex(s, window, log);
+      log.released = true;
+      if (log.owner?.log === log) log.owner.log = null;
+      this.liveBytes -= log.length;
+      this.releasedBytes += log.length;
+      log.pool?.clear(log);
+      if (--log.series.logs === 0) this.series.delete(log.series.id);
+    } else if (log.disk) {
+      dropHead(log.disk, length);
+      this.liveBytes -= length;
+      this.releasedBytes += length;
+      log.length -= length;
+    } else {
+      log.pool!.dropHead(log, length);
+      this.liveBytes -= length;
+      this.releasedBytes += length;
+    }
+    if (w.size === 0) {
+      s.windows.delete(window);
+      s.pools.delete(window);
     }
   }
 
@@ -538,24 +547,45 @@ export class EmbeddedHotTier implements HotTier {
       };
       // Synchronous per record; an await only when a chunk is full (an await per record would
       // cost a microtask turn for each of millions of series logs).
-      const put = (r: WalRecord, log?: Log): boolean => {
-        const b = encodeWalRecord(r);
-        // A log kept on disk is one piece of the new file, the record's data (its last bytes).
-        if (log?.disk) moved.push(log, bytes + b.length - log.length);
+      const put = (b: Buffer): boolean => {
         chunk.push(b);
         chunkBytes += b.length;
         bytes += b.length;
         return chunkBytes >= REWRITE_CHUNK_BYTES;
+      };
+      // Live logs go as `appends` records of up to REWRITE_BATCH logs: one frame per log was one
+      // buffer, writer and checksum each, minutes of the HTTP thread at a million series.
+      let batch: WalAppend[] = [];
+      let batchLogs: Log[] = [];
+      let batchBytes = 0;
+      const putBatch = (): boolean => {
+        const at: number[] = [];
+        const b = encodeWalRecordAt({ type: 'appends', entries: batch }, at);
+        // A log kept on disk is one piece of the new file: its append's data.
+        for (let i = 0; i < batchLogs.length; i++) if (batchLogs[i]!.disk) moved.push(batchLogs[i]!, bytes + at[i]!);
+        batch = [];
+        batchLogs = [];
+        batchBytes = 0;
+        return put(b);
       };
       // Keys made here are not memoised (keyJson would keep a JSON copy alive beside every held series).
       const keyText = (k: SeriesKey) => JSON.stringify({ metric: k.metric, tags: k.tags });
       for (const [k, s] of this.shards) {
         const [ns, shardText] = splitShardKey(k);
         const shard = Number(shardText);
-        put({ type: 'generation', ns, shard, value: s.generation });
-        if (put({ type: 'fence', ns, shard, value: s.fence })) await flushChunk();
+        put(encodeWalRecord({ type: 'generation', ns, shard, value: s.generation }));
+        if (put(encodeWalRecord({ type: 'fence', ns, shard, value: s.fence }))) await flushChunk();
         for (const [window, logs] of s.windows)
-          for (const [id, log] of logs) if (put({ type: 'append', ns, shard, window, id, key: keyText(log.series.key), data: this.bytesOf(log) }, log)) await flushChunk();
+          for (const [id, log] of logs) {
+            const data = this.bytesOf(log);
+            const key = keyText(log.series.key);
+            batch.push({ ns, shard, window, id, key, data });
+            batchLogs.push(log);
+            batchBytes += data.length + key.length + id.length;
+            if ((batch.length >= REWRITE_BATCH || batchBytes >= REWRITE_CHUNK_BYTES) && putBatch()) await flushChunk();
+          }
+        // A shard's generation and fence come before its logs, as replay applies them.
+        if (batch.length > 0 && putBatch()) await flushChunk();
       }
       await flushChunk();
       await out.sync();
@@ -699,7 +729,7 @@ export class EmbeddedHotTier implements HotTier {
   async release(lease: Lease, window: number, cursors: readonly HotCursor[]): Promise<void> {
     this.assertHolder(lease);
     const { ns, shard } = lease.ref;
-    await this.commit(cursors.map((c) => ({ type: 'release', ns, shard, window, id: c.id, length: c.length })));
+    if (cursors.length > 0) await this.commit([{ type: 'releases', ns, shard, window, cursors }]);
   }
 
   async scan(ref: ShardRef, metric: string, from: number, to: number, series?: TagSelector): Promise<HotScan> {
