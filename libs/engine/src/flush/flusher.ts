@@ -1,4 +1,4 @@
-import { LeaseLostError, PreconditionFailedError, WINDOW_MS, allShards, segmentKey, type Clock, type HotLog, type HotTier, type Lease, type ObjectStore, type SeriesColumns, type ShardRef } from '@s4/core';
+import { LeaseLostError, PreconditionFailedError, WINDOW_MS, allShards, segmentKey, type Clock, type FieldValue, type HotLog, type HotTier, type Lease, type ObjectStore, type SeriesColumns, type ShardRef } from '@s4/core';
 import { decodeRecords, encodeSegment, type SegmentSeriesInput } from '@s4/format';
 import { CatalogStore, entryOf, nextPart } from '../catalog/catalog-store.js';
 import { mergeSources } from '../columns/merge.js';
@@ -157,20 +157,7 @@ class WindowSeries {
   private readonly spans = new Map<HotLog, { samples: number; minTs: number; maxTs: number }>();
 
   constructor(private readonly logs: readonly HotLog[]) {
-    const decode = (log: HotLog) => this.decode(log);
-    this.series = logs
-      .map((log) => ({
-        id: log.id,
-        metric: log.key.metric,
-        tags: { ...log.key.tags },
-        get ts() {
-          return decode(log).ts;
-        },
-        get fields() {
-          return decode(log).fields;
-        },
-      }))
-      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    this.series = logs.map((log) => new LazySeries(log, this)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
   /** Samples and time range of the window (catalog entry), from what encoding decoded; call it after encoding. */
@@ -190,12 +177,41 @@ class WindowSeries {
     return { samples, minTs, maxTs };
   }
 
-  private decode(log: HotLog): SeriesColumns {
+  decode(log: HotLog): SeriesColumns {
     if (this.last?.log === log) return this.last.columns;
     const columns = mergeSources([{ data: decodeRecords(log.data), sortedUnique: false }]);
     this.last = { log, columns };
     const n = columns.ts.length;
     this.spans.set(log, { samples: n, minTs: n > 0 ? columns.ts[0]! : 0, maxTs: n > 0 ? columns.ts[n - 1]! : 0 });
     return columns;
+  }
+}
+
+/**
+ * One series of a WindowSeries, its columns decoded when the encoder reads them. A class, not an
+ * object literal with getters: each literal's getters are closures of their own, so every series
+ * had a shape of its own and the sorts' `id` reads went megamorphic (seconds per flush at 100,000
+ * series of a shard-window).
+ */
+class LazySeries implements SegmentSeriesInput {
+  readonly id: string;
+  readonly metric: string;
+  readonly tags: Record<string, string>;
+
+  constructor(
+    private readonly log: HotLog,
+    private readonly window: WindowSeries,
+  ) {
+    this.id = log.id;
+    this.metric = log.key.metric;
+    this.tags = { ...log.key.tags };
+  }
+
+  get ts(): number[] {
+    return this.window.decode(this.log).ts;
+  }
+
+  get fields(): Record<string, FieldValue[]> {
+    return this.window.decode(this.log).fields;
   }
 }
