@@ -1,4 +1,4 @@
-import { CorruptDataError, DAY_MS, parseSegmentKey, seriesIndexKey, type Clock, type ObjectStore, type ShardRef } from '@s4/core';
+import { CorruptDataError, DAY_MS, parseSegmentKey, seriesIndexKey, type Clock, type GetResult, type ObjectStore, type ShardRef } from '@s4/core';
 import { decodeSeriesIndex, decodedIndexBytes, indexedEntry, type CatalogEntry, type FooterEntry, type IndexedPart, type SeriesIndex } from '@s4/format';
 import { selectOrdinals, slotsOf } from '../series-index/postings.js';
 import { FrequencyAdmissionCache } from './cache.js';
@@ -51,7 +51,7 @@ export class SeriesIndexStore {
   private readonly known = new Map<string, Known>();
   private knownEntries = 0;
   /** Conditional GETs of an index whose decoded copy is not cached, by index key (one at a time). */
-  private readonly confirming = new Map<string, Promise<boolean>>();
+  private readonly confirming = new Map<string, Promise<true | Loaded>>();
 
   constructor(
     private readonly objects: ObjectStore,
@@ -120,12 +120,17 @@ export class SeriesIndexStore {
     const cached = this.cache.get(key);
     const known = cached ? undefined : this.known.get(key);
     const picked = known?.picks.get(skey)?.get(entry.key);
-    if (known && picked && (await this.confirm(key, known))) {
-      this.known.delete(key); // most recently used last
-      this.known.set(key, known);
-      return picked.slice();
+    let loaded: Loaded | undefined;
+    if (known && picked) {
+      const confirmed = await this.confirm(key, known);
+      if (confirmed === true) {
+        this.known.delete(key); // most recently used last
+        this.known.set(key, known);
+        return picked.slice();
+      }
+      loaded = confirmed;
     }
-    const loaded = await this.loadKey(key, cached);
+    loaded ??= await this.loadKey(key, cached);
     const part = loaded.parts.get(entry.key);
     if (!loaded.index || !part) return undefined;
     const index = loaded.index;
@@ -174,24 +179,24 @@ export class SeriesIndexStore {
   }
 
   /**
-   * Whether the index at `key` still has the known etag: true without asking when it was confirmed
-   * within `revalidateMs`, else after a conditional GET (a changed or missing index forgets what was known).
+   * True when the index at `key` still has the known etag: without asking when it was confirmed
+   * within `revalidateMs`, else after a conditional GET. A changed or missing index forgets what was
+   * known, and what the GET brought is the index now (decoded and cached once, not fetched again).
    */
-  private async confirm(key: string, known: Known): Promise<boolean> {
+  private async confirm(key: string, known: Known): Promise<true | Loaded> {
     if (this.clock.now() - known.checkedAt < this.revalidateMs) return true;
     let pending = this.confirming.get(key);
     if (!pending) {
       const now = this.clock.now();
       pending = this.objects
         .get(key, { ifNoneMatch: known.etag })
-        .then((got) => {
+        .then((got): true | Loaded => {
           if (got?.notModified) {
             known.checkedAt = now;
             return true;
           }
-          // Changed or gone: the next load reads it again (the body is not kept: load decodes it once more).
           if (this.known.get(key) === known) this.forget(key, known);
-          return false;
+          return this.adopt(key, got, now);
         })
         .finally(() => this.confirming.delete(key));
       this.confirming.set(key, pending);
@@ -218,13 +223,19 @@ export class SeriesIndexStore {
 
   private async fetch(key: string, cached: Loaded | undefined, now: number): Promise<Loaded> {
     const got = await this.objects.get(key, cached?.etag ? { ifNoneMatch: cached.etag } : undefined);
+    if (got?.notModified) {
+      cached!.checkedAt = now;
+      return cached!;
+    }
+    return this.adopt(key, got, now);
+  }
+
+  /** The index at `key` as a GET found it (null: none), decoded and cached. */
+  private adopt(key: string, got: (GetResult & { notModified: false }) | null, now: number): Loaded {
     let next: Loaded;
     let bytes = 64;
     if (got === null) next = { index: null, parts: new Map(), etag: undefined, checkedAt: now };
-    else if (got.notModified) {
-      cached!.checkedAt = now;
-      return cached!;
-    } else {
+    else {
       let index: SeriesIndex | null = null;
       try {
         index = decodeSeriesIndex(got.body);

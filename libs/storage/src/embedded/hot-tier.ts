@@ -17,6 +17,7 @@ import {
   WINDOW_MS,
   keyJson,
   selects,
+  selectsAll,
   type TagSelector,
 } from '@s4/core';
 import { WAL_HEADER_BYTES, decodeWal, encodeHotAppends, encodeWalRecord, encodeWalRecordAt, walSeriesBytes, type WalAppend, type WalRecord } from '@s4/format';
@@ -685,32 +686,26 @@ export class EmbeddedHotTier implements HotTier {
    * while (and an old pool to the reads that hold it).
    */
   private hotLog(id: string, window: number, log: Log): HotLog {
-    const key = log.series.key;
+    let read: () => Uint8Array;
     if (!log.disk) {
       // Blocks are not written again once released (blocks.ts), so the bytes as of now stay readable.
       const { pool, head, start, length } = log;
-      let data: Uint8Array | undefined;
-      return {
-        id,
-        key,
-        window,
-        get data() {
-          return (data ??= pool!.read(head, start, length));
-        },
-      };
+      read = () => pool!.read(head, start, length);
+    } else {
+      const file = this.reader;
+      const at = log.disk.at.slice(0, 2 * log.disk.n);
+      const { n } = log.disk;
+      const length = log.length;
+      const path = this.path;
+      read = () => readSpans(file, at, n, length, path);
     }
-    const file = this.reader;
-    const at = log.disk.at.slice(0, 2 * log.disk.n);
-    const { n } = log.disk;
-    const length = log.length;
-    const path = this.path;
     let data: Uint8Array | undefined;
     return {
       id,
-      key,
+      key: log.series.key,
       window,
       get data() {
-        return (data ??= readSpans(file, at, n, length, path));
+        return (data ??= read());
       },
     };
   }
@@ -735,10 +730,12 @@ export class EmbeddedHotTier implements HotTier {
   async scan(ref: ShardRef, metric: string, from: number, to: number, series?: TagSelector): Promise<HotScan> {
     const s = this.shard(ref);
     const logs: HotLog[] = [];
+    // A selector with no condition picks every log: no test per log.
+    const pick = series && !selectsAll(series) ? series : undefined;
     for (const [window, byMetric] of s.metrics) {
       if (window + WINDOW_MS <= from || window >= to) continue;
       const of = byMetric.get(metric);
-      if (of) for (const log of of) if (!series || selects(series, log.series.key.tags)) logs.push(this.hotLog(log.series.id, window, log));
+      if (of) for (const log of of) if (!pick || selects(pick, log.series.key.tags)) logs.push(this.hotLog(log.series.id, window, log));
     }
     return { generation: s.generation, logs };
   }
