@@ -110,9 +110,11 @@ describe('faults of the real stores, under a whole S4 process', () => {
       S4_S3_HEDGE_AFTER_MS: String(HEDGE_AFTER_MS),
       S4_REDIS_TIMEOUT_MS: String(REDIS_TIMEOUT_MS),
       // The segment worker runs every 500 ms but leaves the current hour alone (2 h grace), so
-      // hot-only data stays hot and any closed window written during a fault is flushed at once.
+      // hot-only data stays hot and any closed window written during a fault is flushed at once
+      // (late data into a window flushed moments ago does not wait either).
       S4_FLUSH_INTERVAL_MS: '500',
       S4_FLUSH_GRACE_MS: String(2 * H),
+      S4_FLUSH_LATE_MS: '0',
       S4_ROLLUP_INTERVAL_MS: '3600000',
     });
   });

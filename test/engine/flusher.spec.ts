@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DAY_MS, segmentKey, type HotTier, type ObjectStore } from '@s4/core';
-import { CatalogStore, Flusher, QueryEngine, Writer, mergeSources, parseWrite } from '@s4/engine';
+import { CatalogStore, Flusher, LATE_LOG_BYTES, LATE_SHARD_BYTES, QueryEngine, Writer, mergeSources, parseWrite } from '@s4/engine';
 import { decodeRecords, encodeSegment } from '@s4/format';
 import { EmbeddedHotTier, FilesystemObjectStore } from '@s4/storage';
 
@@ -140,4 +140,89 @@ describe('Flusher encoding', () => {
     expect(await hot.openWindows(ref)).toEqual([]);
     await hot.close();
   });
+});
+
+describe('Flusher late data', () => {
+  const opts = { ns: 'default', shards: 1 };
+  const ref = { ns: 'default', shard: 0 };
+  const H0 = Date.UTC(2026, 0, 1);
+  const limits = { maxSamplesPerRequest: 1e6, maxFieldsPerSample: 9, maxTags: 9, maxTagLength: 99, maxFutureMs: 0, maxNestingDepth: 64 };
+
+  /** A flusher with S4_FLUSH_LATE_MS = 60 s on a clock the test moves, and a writer into the closed hour H0. */
+  async function setup() {
+    const { hot, objects } = await adapters();
+    let now = Date.UTC(2026, 0, 2);
+    const clock = { now: () => now };
+    const catalogs = new CatalogStore(objects);
+    const flusher = new Flusher(hot, objects, catalogs, { ...opts, owner: 'me', leaseTtlMs: 60_000, lateMs: 60_000, clock });
+    const writer = new Writer(hot, { ...opts, maxRecordBytes: 1 << 16 });
+    const write = (samples: unknown[]) => writer.write(parseWrite({ kind: 'json', body: { samples } }, limits, now));
+    /** One late float sample for each of `n` series, at `ts`. */
+    const trickle = (n: number, ts: number) => write(Array.from({ length: n }, (_, i) => ({ metric: 'm', tags: { host: `h${i}` }, ts, fields: { v: i } })));
+    const parts = async () => (await catalogs.load(ref, Math.floor(H0 / DAY_MS) * DAY_MS)).catalog.entries.length;
+    const points = async () => {
+      const query = new QueryEngine(hot, objects, catalogs, { ...opts, concurrency: 4, cacheBytes: 1 << 20 });
+      let total = 0;
+      for await (const s of query.query({ metric: 'm', tags: {}, from: H0, to: H0 + 3_600_000 })) total += s.ts.length;
+      return total;
+    };
+    return { hot, flusher, write, trickle, parts, points, advance: (ms: number) => (now += ms), now: () => now };
+  }
+
+  it('lets a few late samples a series wait up to lateMs after a periodic flush of their window, answering them from the hot tier meanwhile', async () => {
+    const t = await setup();
+    await t.trickle(500, H0 + 1_000);
+    expect((await t.flusher.flushAll(t.now(), 'periodic')).objects).toBe(1); // never flushed: flushed now
+    await t.trickle(500, H0 + 2_000);
+    t.advance(10_000);
+    expect((await t.flusher.flushAll(t.now(), 'periodic')).objects).toBe(0);
+    expect(await t.hot.openWindows(ref)).toEqual([H0]);
+    expect(await t.parts()).toBe(1);
+    expect(await t.points()).toBe(1_000);
+    t.advance(50_000); // lateMs since the first flush
+    expect(await t.flusher.flushAll(t.now(), 'periodic')).toMatchObject({ objects: 1, samples: 500 });
+    expect(await t.hot.openWindows(ref)).toEqual([]);
+    expect(await t.parts()).toBe(2);
+    expect(await t.points()).toBe(1_000);
+    await t.hot.close();
+  });
+
+  it('flushes late data at once when an admin flush asks, when it averages many bytes a series, or when lateMs is 0', async () => {
+    const t = await setup();
+    await t.trickle(100, H0 + 1_000);
+    await t.flusher.flushAll(t.now(), 'periodic');
+    await t.trickle(100, H0 + 2_000);
+    expect((await t.flusher.flushAll(t.now(), 'all')).objects).toBe(1);
+
+    // A backfill or records: ~40 samples a series is more than LATE_LOG_BYTES a log.
+    for (let k = 0; k < 40; k++) await t.trickle(100, H0 + 10_000 + k * 1_000);
+    expect(await t.flusher.flushAll(t.now(), 'periodic')).toMatchObject({ objects: 1, samples: 4_000 });
+
+    const { hot, objects } = await adapters();
+    const clock = { now: () => Date.UTC(2026, 0, 2) };
+    const writer = new Writer(hot, { ...opts, maxRecordBytes: 1 << 16 });
+    const eager = new Flusher(hot, objects, new CatalogStore(objects), { ...opts, owner: 'me', leaseTtlMs: 60_000, lateMs: 0, clock });
+    for (const ts of [H0 + 1_000, H0 + 2_000]) {
+      await writer.write(parseWrite({ kind: 'json', body: { samples: [{ metric: 'm', ts, fields: { v: 1 } }] } }, limits, clock.now()));
+      expect((await eager.flushAll(clock.now(), 'periodic')).objects).toBe(1);
+    }
+    await hot.close();
+    await t.hot.close();
+  });
+
+  it('holds no more than LATE_SHARD_BYTES of a shard back', async () => {
+    const t = await setup();
+    await t.trickle(10, H0 + 1_000);
+    await t.flusher.flushAll(t.now(), 'periodic');
+    // Logs under LATE_LOG_BYTES each (one sample of ~200 bytes) but many of them: past the shard's bound, they are flushed.
+    const text = 'x'.repeat(200);
+    const n = Math.ceil(LATE_SHARD_BYTES / 200);
+    for (let at = 0; at < n; at += 10_000)
+      await t.write(Array.from({ length: Math.min(10_000, n - at) }, (_, i) => ({ metric: 'm', tags: { host: `h${at + i}` }, ts: H0 + 2_000, fields: { s: text } })));
+    const held = await t.hot.shardStats(ref);
+    expect(held.bytes).toBeGreaterThanOrEqual(LATE_SHARD_BYTES);
+    expect(held.bytes).toBeLessThan(LATE_LOG_BYTES * held.logs);
+    expect((await t.flusher.flushAll(t.now(), 'periodic')).objects).toBe(1);
+    await t.hot.close();
+  }, 60_000);
 });

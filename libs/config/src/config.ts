@@ -41,6 +41,7 @@ const schema = z.object({
   S4_FLUSH_INTERVAL_MS: int(100, 3_600_000).default(10_000),
   S4_FLUSH_GRACE_MS: int(0, 86_400_000).default(300_000),
   S4_FLUSH_BACKLOG_BYTES: int(0, 2 ** 40).default(32 * 1024 * 1024),
+  S4_FLUSH_LATE_MS: int(0, 86_400_000).default(60_000),
   S4_LEASE_TTL_MS: int(1_000, 3_600_000).default(15_000),
   S4_ORPHAN_SWEEP_INTERVAL_MS: int(1_000, 7 * 86_400_000).default(3_600_000),
   S4_ORPHAN_GRACE_MS: int(60_000, 30 * 86_400_000).default(3_600_000),
@@ -165,6 +166,12 @@ export interface Config {
      * piling up in the hot tier's memory for an interval.
      */
     readonly backlogBytes: number;
+    /**
+     * Least time between two periodic flushes of one closed window: late samples into a window
+     * flushed less than this ago wait in the hot tier (unless they are many bytes a series), so
+     * many series each sending a late sample every scrape are not a flush of them all every pass.
+     */
+    readonly lateMs: number;
     readonly leaseTtlMs: number;
     /** How often the segment worker looks for parts that crashed flushes left unregistered (it LISTs). */
     readonly orphanSweepIntervalMs: number;
@@ -296,6 +303,7 @@ export function loadConfig(env: RawEnv = process.env): Config {
       intervalMs: e.S4_FLUSH_INTERVAL_MS,
       graceMs: e.S4_FLUSH_GRACE_MS,
       backlogBytes: e.S4_FLUSH_BACKLOG_BYTES,
+      lateMs: e.S4_FLUSH_LATE_MS,
       leaseTtlMs: e.S4_LEASE_TTL_MS,
       orphanSweepIntervalMs: e.S4_ORPHAN_SWEEP_INTERVAL_MS,
       orphanGraceMs: e.S4_ORPHAN_GRACE_MS,

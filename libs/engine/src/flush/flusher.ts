@@ -14,7 +14,16 @@ export interface FlusherOptions {
   readonly clock: Clock;
   /** Shards flushed at once. */
   readonly concurrency?: number;
+  /**
+   * Least time between two periodic flushes of one closed window (S4_FLUSH_LATE_MS; 0: every
+   * pass). Late samples into a window this flusher flushed less than this ago wait in the hot
+   * tier, unless the shard holds enough of them to be worth a part now (see `LATE_LOG_BYTES`).
+   */
+  readonly lateMs?: number;
 }
+
+/** Which windows a pass flushes: 'periodic' lets late data wait (FlusherOptions.lateMs); 'all' flushes every closed window now. */
+export type FlushMode = 'periodic' | 'all';
 
 export interface FlushStats {
   objects: number;
@@ -31,6 +40,15 @@ export interface FlushStats {
 const RELEASE_SLICE = 500;
 
 /**
+ * A flush costs tens of µs of CPU per series whatever its size (blocks, frames, footer entries),
+ * and every part is one more object to fold. Late data that averages this many bytes a series log
+ * (~20 float samples, or one record) pays for that, so it never waits for `lateMs`.
+ */
+export const LATE_LOG_BYTES = 256;
+/** Unflushed bytes of a shard above which late data never waits: a bound on what waiting holds in memory. */
+export const LATE_SHARD_BYTES = 8 * 1024 * 1024;
+
+/**
  * The segment worker's core: turns closed hot windows into immutable segment parts.
  *
  * Per window, in this order: upload the part (its key carries the lease's fence), register it in
@@ -41,6 +59,12 @@ const RELEASE_SLICE = 500;
 export class Flusher {
   /** Flushes in progress in this process, per shard: the worker and an admin flush must not overlap. */
   private readonly running = new Map<string, Promise<FlushStats>>();
+  /**
+   * When this flusher last flushed each window, per `ns/shard/window`, kept for `lateMs` (a window
+   * whose data was all flushed closes, and reopens when the next late sample arrives). Another
+   * process's flushes are not seen: at worst a window is flushed one pass early, as before.
+   */
+  private readonly flushedAt = new Map<string, number>();
 
   constructor(
     private readonly hot: HotTier,
@@ -49,11 +73,12 @@ export class Flusher {
     private readonly options: FlusherOptions,
   ) {}
 
-  /** Flush every window of every shard that ends at or before `cutoff`. */
-  async flushAll(cutoff: number): Promise<FlushStats> {
+  /** Flush every window of every shard that ends at or before `cutoff` ('periodic': but the late data that may wait). */
+  async flushAll(cutoff: number, mode: FlushMode = 'all'): Promise<FlushStats> {
     const total: FlushStats = { objects: 0, series: 0, samples: 0, bytes: 0, hotBytes: 0, busyShards: 0 };
+    this.forget();
     const results = await mapLimit(allShards(this.options.shards), this.options.concurrency ?? 4, (shard) =>
-      this.flushShard({ ns: this.options.ns, shard }, cutoff),
+      this.flushShard({ ns: this.options.ns, shard }, cutoff, mode),
     );
     for (const r of results) addCounts(total, r);
     return total;
@@ -64,17 +89,18 @@ export class Flusher {
    * waits for the running flush and then flushes what is left, because the same owner gets the
    * same lease back and two flushes of one window would write the same part key.
    */
-  async flushShard(ref: ShardRef, cutoff: number): Promise<FlushStats> {
+  async flushShard(ref: ShardRef, cutoff: number, mode: FlushMode = 'all'): Promise<FlushStats> {
     const k = `${ref.ns}/${ref.shard}`;
     for (let busy = this.running.get(k); busy; busy = this.running.get(k)) await busy.catch(() => undefined);
-    const run = this.flushShardNow(ref, cutoff).finally(() => this.running.delete(k));
+    const run = this.flushShardNow(ref, cutoff, mode).finally(() => this.running.delete(k));
     this.running.set(k, run);
     return run;
   }
 
-  private async flushShardNow(ref: ShardRef, cutoff: number): Promise<FlushStats> {
+  private async flushShardNow(ref: ShardRef, cutoff: number, mode: FlushMode): Promise<FlushStats> {
     const stats: FlushStats = { objects: 0, series: 0, samples: 0, bytes: 0, hotBytes: 0, busyShards: 0 };
-    const windows = (await this.hot.openWindows(ref)).filter((w) => w + WINDOW_MS <= cutoff);
+    let windows = (await this.hot.openWindows(ref)).filter((w) => w + WINDOW_MS <= cutoff);
+    if (mode === 'periodic') windows = await this.due(ref, windows);
     if (windows.length === 0) return stats;
     const lease = await this.hot.acquireLease(ref, this.options.owner, this.options.leaseTtlMs);
     if (!lease) return { ...stats, busyShards: 1 }; // another worker owns this shard now
@@ -92,6 +118,7 @@ export class Flusher {
       for (const window of windows) {
         if (lost || !(await this.hot.renewLease(lease, this.options.leaseTtlMs))) throw new LeaseLostError(`${ref.ns}/${ref.shard}`, lease.fence);
         addCounts(stats, await this.flushWindow(lease, window));
+        this.flushedAt.set(`${ref.ns}/${ref.shard}/${window}`, this.options.clock.now());
       }
     } catch (e) {
       // Another owner took the shard (our lease ran out and it moved the fence): what this pass
@@ -103,6 +130,33 @@ export class Flusher {
       await this.hot.releaseLease(lease);
     }
     return stats;
+  }
+
+  /**
+   * The closed windows a periodic pass flushes: all but those this flusher flushed less than
+   * `lateMs` ago, which wait unless the shard's unflushed logs are large enough to be worth a part
+   * (on average `LATE_LOG_BYTES` a log, or `LATE_SHARD_BYTES` in all). Without this, a million
+   * series each sending a late sample every scrape cost a flush of a million series every pass.
+   */
+  private async due(ref: ShardRef, windows: number[]): Promise<number[]> {
+    const lateMs = this.options.lateMs ?? 0;
+    if (lateMs <= 0) return windows;
+    const now = this.options.clock.now();
+    const recent = (w: number) => {
+      const at = this.flushedAt.get(`${ref.ns}/${ref.shard}/${w}`);
+      return at !== undefined && now - at < lateMs;
+    };
+    if (!windows.some(recent)) return windows;
+    const held = await this.hot.shardStats(ref);
+    if (held.bytes >= LATE_SHARD_BYTES || held.bytes >= LATE_LOG_BYTES * held.logs) return windows;
+    return windows.filter((w) => !recent(w));
+  }
+
+  /** Drops the flush times that no longer hold a window back. */
+  private forget(): void {
+    const lateMs = this.options.lateMs ?? 0;
+    const now = this.options.clock.now();
+    for (const [k, at] of this.flushedAt) if (now - at >= lateMs) this.flushedAt.delete(k);
   }
 
   private async flushWindow(lease: Lease, window: number): Promise<FlushStats> {

@@ -10,7 +10,10 @@ import { openObjectStore } from '../../stores.js';
 
 /** The segment role: turns closed hot windows into segment objects (and rebuilds lost catalogs). */
 export interface SegmentRoot {
-  /** Flush, in every namespace, the windows that closed its hot time ago ('periodic') or every closed window ('admin'). */
+  /**
+   * Flush, in every namespace, the windows that closed its hot time ago ('periodic', but late data
+   * into a window flushed less than S4_FLUSH_LATE_MS ago) or every closed window ('admin').
+   */
   flush(trigger: Trigger): Promise<FlushStats>;
   /** Rebuild every shard's catalogs from the segment objects (LIST + footers). */
   rebuildCatalogs(): Promise<{ parts: number }>;
@@ -27,7 +30,7 @@ export async function createSegmentRoot(config: Config, hot: HotTier, clock: Clo
   const catalogs = new CatalogStore(objects);
   const policies = await threadPolicies(config);
   const owner = `${hostname()}-${process.pid}-t${threadId}-${randomUUID().slice(0, 8)}`;
-  const flushers = new PerNamespace((p) => new Flusher(hot, objects, catalogs, { ns: p.name, shards: p.shards, owner, leaseTtlMs: config.flush.leaseTtlMs, clock }));
+  const flushers = new PerNamespace((p) => new Flusher(hot, objects, catalogs, { ns: p.name, shards: p.shards, owner, leaseTtlMs: config.flush.leaseTtlMs, lateMs: config.flush.lateMs, clock }));
   // Parts of flushes that died between upload and registration: rare, so swept rarely (it LISTs).
   const sweepers = new PerNamespace((p) => new OrphanSweeper(objects, catalogs, { ns: p.name, shards: p.shards, graceMs: config.flush.orphanGraceMs, clock }));
   const sweeping = new PeriodicWorker(
@@ -49,7 +52,7 @@ export async function createSegmentRoot(config: Config, hot: HotTier, clock: Clo
         const now = clock.now();
         const pass: FlushStats = { objects: 0, series: 0, samples: 0, bytes: 0, hotBytes: 0, busyShards: 0 };
         // Each namespace keeps closed windows hot for its own hot time (S4_FLUSH_GRACE_MS without a policy file).
-        for (const p of policies.current().all) addCounts(pass, await flushers.for(p).flushAll(trigger === 'periodic' ? now - p.hotMs : now));
+        for (const p of policies.current().all) addCounts(pass, await flushers.for(p).flushAll(trigger === 'periodic' ? now - p.hotMs : now, trigger === 'periodic' ? 'periodic' : 'all'));
         addCounts(total, { ...pass, busyShards: 0 });
         total.busyShards = pass.busyShards;
         if (pass.busyShards === 0 || attempt >= attempts) return total;
