@@ -313,6 +313,27 @@ describe('redis hot tier over logs written before appends listed only new logs',
   });
 });
 
+describe('redis hot tier appends', () => {
+  it('go through when Redis no longer knows the append script (restarted, SCRIPT FLUSH), and keep keys of any text', async () => {
+    const ref: ShardRef = { ns: uniqueNamespace(), shard: 2 };
+    const key: SeriesKey = { metric: 'température', tags: { site: 'Zürich ☃', host: '机器-7' } };
+    const id = seriesId(key);
+    const tier = new RedisHotTier(redisUrl());
+    const raw = new Redis(redisUrl());
+    try {
+      await tier.append([{ ref, window: 0, id, key, data: Uint8Array.from([1]) }]);
+      expect(await raw.script('FLUSH')).toBe('OK');
+      await tier.append([{ ref, window: 0, id, key, data: Uint8Array.from([2, 3]) }]);
+      const logs = await tier.readWindow(ref, 0);
+      expect(logs.map((l) => [l.id, l.key, [...l.data]])).toEqual([[id, key, [1, 2, 3]]]);
+      expect(await tier.seriesIn(ref, 'température', 0, H)).toEqual([key]);
+    } finally {
+      raw.disconnect();
+      await tier.close();
+    }
+  });
+});
+
 describe('embedded hot tier log', () => {
   it('shrinks its log file once flushed bytes dominate it, and keeps the live data', async () => {
     const { statSync } = await import('node:fs');

@@ -17,13 +17,13 @@ import {
   type TagSelector,
 } from '@s4/core';
 import { RedisCardinalityStore } from './cardinality.js';
+import { BulkScript } from './bulk-script.js';
 import { hotTierError } from './faults.js';
 import { ACQUIRE, APPEND, BUMP, RELEASE, RENEW, SCAN, SCAN_SERIES, SERIES, SHARD_STATS, UNLOCK } from './scripts.js';
 
 type Arg = string | number | Buffer;
 interface ScriptedRedis extends Redis {
   // Arguments go as one array (ioredis flattens it): spread, a request of many series overflows the call stack.
-  s4append(prefix: string, args: Arg[]): Promise<number>;
   s4release(prefix: string, args: Arg[]): Promise<number>;
   s4scanBuffer(prefix: string, ...args: Arg[]): Promise<(Buffer | number)[]>;
   s4seriesBuffer(prefix: string, ...args: Arg[]): Promise<(Buffer | number | false)[]>;
@@ -72,6 +72,12 @@ export function reconnectDelay(attempt: number): number {
  */
 export class RedisHotTier implements HotTier {
   private readonly redis: ScriptedRedis;
+  /**
+   * An append call carries a request's bytes (~0.5 MB of records): encoded in one pass into one
+   * buffer (BulkScript) and written straight to the socket, not copied once more into an
+   * auto-pipeline's buffer (it is one command per shard anyway).
+   */
+  private readonly appendScript = new BulkScript(APPEND);
   private readonly timeoutMs: number;
   /**
    * Settles when the first connection attempt succeeds or fails. Calls made before that wait for
@@ -89,9 +95,6 @@ export class RedisHotTier implements HotTier {
     this.timeoutMs = timeoutMs;
     const common: RedisOptions = {
       enableAutoPipelining: true,
-      // An append call carries a request's bytes (~0.5 MB of records): written straight to the socket
-      // rather than copied once more into an auto-pipeline's buffer (it is one command per shard anyway).
-      autoPipeliningIgnoredCommands: ['s4append'],
       connectTimeout: timeoutMs,
       commandTimeout: timeoutMs,
       // A server that stops answering (frozen, partitioned) has its connection torn down after
@@ -119,7 +122,6 @@ export class RedisHotTier implements HotTier {
     } else {
       redis = new Redis(url, common);
     }
-    redis.defineCommand('s4append', { numberOfKeys: 1, lua: APPEND });
     redis.defineCommand('s4release', { numberOfKeys: 1, lua: RELEASE });
     redis.defineCommand('s4scan', { numberOfKeys: 1, lua: SCAN });
     redis.defineCommand('s4series', { numberOfKeys: 1, lua: SERIES });
@@ -179,7 +181,7 @@ export class RedisHotTier implements HotTier {
             if (e.window !== window) windowText = String((window = e.window));
             args.push(windowText, e.id, e.key.metric, keyJson(e.key), Buffer.isBuffer(e.data) ? e.data : Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength));
           }
-          return this.redis.s4append(prefix, args);
+          return this.appendScript.call(this.redis, prefix, args);
         }),
       ),
     );
