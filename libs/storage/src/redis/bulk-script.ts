@@ -7,7 +7,7 @@ type Arg = string | number | Buffer;
  * A command written as one buffer, sized first and then filled: ioredis builds a command with
  * Buffer arguments from a list of pieces, measuring each string twice (Buffer.byteLength) and
  * making a string per argument before the copy. For an append of a request's records (thousands
- * of arguments, ~0.5 MB) that was about a third of the append's time on the HTTP thread.
+ * of arguments, ~0.5 MB) that was about a quarter of the append's time on the HTTP thread.
  * The bytes are the same RESP as ioredis writes.
  */
 export class EncodedCommand extends Command {
