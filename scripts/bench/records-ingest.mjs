@@ -15,7 +15,8 @@
 //   BENCH_S4_ENV (extra server environment, "K=V K2=V2")
 //   BENCH_MODE (embedded; redis+s3 = hot tier on the Redis of $S4_REDIS_URL, objects on the S3 server of
 //     $S4_S3_ENDPOINT and AWS_* as exported by scripts/services/{redis,s3}.sh start; Redis is FLUSHALLed first,
-//     and with BENCH_REDIS_PIDFILE its CPU time during the writes is reported beside the server's)
+//     and with BENCH_REDIS_PIDFILE its CPU time during the writes is reported beside the server's, and that of its
+//     forks, the AOF rewrites, apart)
 // Prints one JSON line of figures on stdout; progress on stderr. The encoded bodies are kept under
 // $BENCH_WORK/records-ingest-data/<machines>x<minutes> and reused by the next run.
 import { execFileSync } from 'node:child_process';
@@ -78,11 +79,12 @@ function bodies() {
   return { p, dir, ...meta };
 }
 
-/** utime + stime of a process in ms (all its threads). */
-function cpuMs(pid) {
+/** utime + stime of a process in ms (all its threads); with `children`, that of its children it waited for instead. */
+function cpuMs(pid, children = false) {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
-  return ((Number(rest[11]) + Number(rest[12])) * 1000) / 100; // USER_HZ = 100 on Linux
+  const at = children ? 13 : 11;
+  return ((Number(rest[at]) + Number(rest[at + 1])) * 1000) / 100; // USER_HZ = 100 on Linux
 }
 
 /** CPU ms per thread name (/proc/PID/task/TID: comm, utime + stime), threads of one name summed. */
@@ -154,6 +156,7 @@ async function main() {
     const cpu0 = cpuMs(child.pid);
     const threads0 = threadCpuMs(child.pid);
     const redisCpu0 = redisPid ? cpuMs(redisPid) : 0;
+    const redisChildCpu0 = redisPid ? cpuMs(redisPid, true) : 0;
     const fd = openSync(join(data.dir, 'bodies'), 'r');
     const lat = new Float64Array(data.batches.length);
     let next = 0;
@@ -178,6 +181,8 @@ async function main() {
     const threadsCpu = {};
     for (const [name, ms] of Object.entries(threadCpuMs(child.pid))) if (ms - (threads0[name] ?? 0) >= 10) threadsCpu[name] = Math.round(ms - (threads0[name] ?? 0));
     const redisCpu = redisPid ? cpuMs(redisPid) - redisCpu0 : NaN;
+    // Redis' forks (AOF rewrites: with appendonly, one each time the file doubled) run beside it on the same cores.
+    const redisChildCpu = redisPid ? cpuMs(redisPid, true) - redisChildCpu0 : NaN;
     // The periodic flusher's passes during the load (segment role), from /metrics.
     const metricsText = (await ok(`${url}/metrics`)).body.toString();
     const metric = (name) => Number(new RegExp(`^${name.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(metricsText)?.[1] ?? NaN);
@@ -205,7 +210,13 @@ async function main() {
       serverCpuMsDuringIngest: Math.round(ingestCpu),
       serverCpuUsPerRecord: +((ingestCpu * 1000) / data.records).toFixed(1),
       serverCpuMsByThread: threadsCpu,
-      ...(redisPid ? { redisCpuMsDuringIngest: Math.round(redisCpu), redisCpuUsPerRecord: +((redisCpu * 1000) / data.records).toFixed(1) } : {}),
+      ...(redisPid
+        ? {
+            redisCpuMsDuringIngest: Math.round(redisCpu),
+            redisCpuUsPerRecord: +((redisCpu * 1000) / data.records).toFixed(1),
+            redisForksCpuUsPerRecord: +((redisChildCpu * 1000) / data.records).toFixed(1),
+          }
+        : {}),
       peakRssMiB: { ingest: Math.round(peak.ingest / 2 ** 20), flush: Math.round(peak.flush / 2 ** 20), vmHWM: Math.round(hwm / 2 ** 20) },
       periodicFlushDuringIngest: periodic,
       flushAfterMs: Math.round(flushMs),

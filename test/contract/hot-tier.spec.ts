@@ -313,6 +313,49 @@ describe('redis hot tier over logs written before appends listed only new logs',
   });
 });
 
+describe('redis hot tier window reads', () => {
+  it('read back every log of a window whose logs are larger than one read of a flush fetches, each once and intact', async () => {
+    const ref: ShardRef = { ns: uniqueNamespace(), shard: 4 };
+    const tier = new RedisHotTier(redisUrl());
+    try {
+      // 0.3-1.2 MB logs (records), then small ones: the reads are sized by the logs seen so far.
+      const sizes = [...Array.from({ length: 12 }, (_, i) => 300_000 + i * 80_000), ...Array.from({ length: 30 }, (_, i) => 10 + i)];
+      const entries: HotAppend[] = sizes.map((n, i) => {
+        const key: SeriesKey = { metric: 'machine.record', tags: { machine: `m${i}` } };
+        return { ref, window: 0, id: seriesId(key), key, data: Uint8Array.from({ length: n }, (_, j) => (i * 7 + j) & 255) };
+      });
+      await tier.append(entries);
+      const logs = await tier.readWindow(ref, 0);
+      const byId = new Map(logs.map((l) => [l.id, l]));
+      expect(logs).toHaveLength(entries.length);
+      for (const e of entries) expect(Buffer.from(byId.get(e.id)!.data).equals(Buffer.from(e.data))).toBe(true);
+    } finally {
+      await tier.close();
+    }
+  });
+});
+
+describe('redis hot tier appends', () => {
+  it('go through when Redis no longer knows the append script (restarted, SCRIPT FLUSH), and keep keys of any text', async () => {
+    const ref: ShardRef = { ns: uniqueNamespace(), shard: 2 };
+    const key: SeriesKey = { metric: 'température', tags: { site: 'Zürich ☃', host: '机器-7' } };
+    const id = seriesId(key);
+    const tier = new RedisHotTier(redisUrl());
+    const raw = new Redis(redisUrl());
+    try {
+      await tier.append([{ ref, window: 0, id, key, data: Uint8Array.from([1]) }]);
+      expect(await raw.script('FLUSH')).toBe('OK');
+      await tier.append([{ ref, window: 0, id, key, data: Uint8Array.from([2, 3]) }]);
+      const logs = await tier.readWindow(ref, 0);
+      expect(logs.map((l) => [l.id, l.key, [...l.data]])).toEqual([[id, key, [1, 2, 3]]]);
+      expect(await tier.seriesIn(ref, 'température', 0, H)).toEqual([key]);
+    } finally {
+      raw.disconnect();
+      await tier.close();
+    }
+  });
+});
+
 describe('embedded hot tier log', () => {
   it('shrinks its log file once flushed bytes dominate it, and keeps the live data', async () => {
     const { statSync } = await import('node:fs');
