@@ -142,6 +142,14 @@ function probe(base, single, isS4) {
   };
 }
 
+/** The HTTP thread's event-loop delay since the previous scrape (s4_event_loop_delay_seconds), in ms by quantile; null before the metric existed. */
+async function loopDelay(base) {
+  const text = (await request(`${base}/metrics`, { agent: http })).body.toString();
+  const out = {};
+  for (const [, q, v] of text.matchAll(/^s4_event_loop_delay_seconds\{quantile="([\d.]+)"\} ([\d.e+-]+)$/gm)) out[q === '1' ? 'max' : `p${Math.round(Number(q) * 100)}`] = Math.round(Number(v) * 1e4) / 10;
+  return Object.keys(out).length ? out : null;
+}
+
 const p = (xs, q) => {
   const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
   return s.length ? Math.round(percentile(s, q * 100) * 10) / 10 : null;
@@ -289,20 +297,26 @@ async function runS4(mode) {
     await Promise.race([waitHttp(`${base}/readyz`, 60_000), child.exitedPromise.then((x) => Promise.reject(new Error(`S4 exited during start: ${JSON.stringify(x)}`)))]);
     const single = `/v1/query?metric=node_m0&tag=host:${hostName(K.hosts - 1)}&from=${start0}&to=${end}`;
     log(`S4 ${mode}: ingesting ${rounds} rounds`);
+    await loopDelay(base); // starts the delay measured over the writes
     const pr = probe(base, single, true);
     const redisWatch = mode === 'redis+s3' ? await watchRedis() : null;
     const ing = await ingest(base, 's4', '/v1/write', 'application/json', child.pid);
     const during = await pr.stop();
+    // Every probe with its start time, to line up with the server's own records (loop delay, GC).
+    writeFileSync(join(WORK, `probes-${mode}.json`), JSON.stringify(during));
+    const ingestLoop = await loopDelay(base);
     const redis = await redisWatch?.stop(ing.samples);
     log(`S4 ${mode}: ${JSON.stringify(ing)}`);
     // Logged now: a later pass that fails (an S3 timeout on a loaded machine) must not lose them.
-    log(`S4 ${mode} during ingest: query p50/p90/p99 ${[0.5, 0.9, 0.99].map((q) => p(during.map((s) => s.query), q)).join('/')} ms, readyz p99 ${p(during.map((s) => s.ready), 0.99)} ms, healthz p50/p99 ${p(during.map((s) => s.live), 0.5)}/${p(during.map((s) => s.live), 0.99)} ms, ${during.length} probes; Redis ${JSON.stringify(redis ?? null)}`);
+    log(`S4 ${mode} during ingest: query p50/p90/p99 ${[0.5, 0.9, 0.99].map((q) => p(during.map((s) => s.query), q)).join('/')} ms, readyz p99 ${p(during.map((s) => s.ready), 0.99)} ms, healthz p50/p99 ${p(during.map((s) => s.live), 0.5)}/${p(during.map((s) => s.live), 0.99)} ms, ${during.length} probes; event-loop delay ms ${JSON.stringify(ingestLoop)}; Redis ${JSON.stringify(redis ?? null)}`);
     // Everything flushed, then the hour folded, then rollups of the folded part; probed meanwhile.
     const pr2 = probe(base, single, true);
     const tf = performance.now();
     await ok(`${base}/v1/admin/flush`, { method: 'POST', agent: http, timeoutMs: 1_800_000 });
     const flushS = (performance.now() - tf) / 1000;
     const flushProbe = await pr2.stop();
+    const flushLoop = await loopDelay(base);
+    writeFileSync(join(WORK, `probes-${mode}-flush.json`), JSON.stringify(flushProbe));
     const pr3 = probe(base, single, true);
     const tc = performance.now();
     const compact = JSON.parse((await ok(`${base}/v1/admin/compact`, { method: 'POST', agent: http, timeoutMs: 1_800_000 })).body.toString());
@@ -335,8 +349,9 @@ async function runS4(mode) {
         healthzP99Ms: p(during.map((s) => s.live), 0.99),
         healthzMedianMs: p(during.map((s) => s.live), 0.5),
         probes: during.length,
+        eventLoopDelayMs: ingestLoop,
       },
-      finalFlush: { seconds: +flushS.toFixed(1), readyzP99Ms: p(flushProbe.map((s) => s.ready), 0.99), queryP99Ms: p(flushProbe.map((s) => s.query), 0.99), probes: flushProbe.length },
+      finalFlush: { seconds: +flushS.toFixed(1), readyzP99Ms: p(flushProbe.map((s) => s.ready), 0.99), queryP99Ms: p(flushProbe.map((s) => s.query), 0.99), probes: flushProbe.length, eventLoopDelayMs: flushLoop },
       compact: { seconds: +compactS.toFixed(1), readyzP99Ms: p(compactProbe.map((s) => s.ready), 0.99), queryP99Ms: p(compactProbe.map((s) => s.query), 0.99), stats: compact },
       rollupSeconds: +rollupS.toFixed(1),
       periodicFlushes: { passes: Number(flushPasses ?? NaN), seconds: Number(Number(flushSum ?? NaN).toFixed(1)) },

@@ -108,6 +108,23 @@ describe('process roles: the segment and aggregate roles run in worker threads',
     expect([...all.values()][0]!.fields.value).toEqual([123, 124, 125, 126]);
   });
 
+  it("exports the HTTP thread's event-loop delay since the previous scrape", async () => {
+    const server = await embedded();
+    servers.push(server);
+    await metrics(server.url); // the delays before this point are not counted below
+    // The server runs in this thread: holding it is what a long slice of bulk work would do.
+    await new Promise((r) => setTimeout(r, 30));
+    const until = performance.now() + 250;
+    while (performance.now() < until);
+    await new Promise((r) => setTimeout(r, 30));
+    const held = await metrics(server.url);
+    expect(sample(held, 's4_event_loop_delay_seconds{quantile="1"}')).toBeGreaterThanOrEqual(0.25);
+    expect(sample(held, 's4_event_loop_delay_seconds{quantile="0.5"}')).toBeLessThan(0.25);
+    // Reset by the scrape: the next one sees only what came after.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(sample(await metrics(server.url), 's4_event_loop_delay_seconds{quantile="1"}')).toBeLessThan(0.25);
+  });
+
   it('restarts a segment thread that died, and keeps serving meanwhile', async () => {
     const server = await embedded();
     servers.push(server);

@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { WINDOW_MS, allShards, type Clock, type HotTier } from '@s4/core';
 import type { CompactStats, FlushStats, QueryCounters, RollupStats, SeriesIndexStats } from '@s4/engine';
@@ -49,6 +50,23 @@ export class Metrics {
           return;
         }
         this.set(Number.isFinite(oldest) ? Math.max(0, (clock.now() - (oldest + WINDOW_MS)) / 1000) : 0);
+      },
+    });
+    // How long a request that arrives waits before the HTTP thread looks at it: bulk slices (writes,
+    // the embedded hot tier's commits), GC pauses, and time the OS ran other threads. Measured by
+    // libuv timers every 10 ms; the quantiles are of the delays since the previous scrape.
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
+    new Gauge({
+      name: 's4_event_loop_delay_seconds',
+      help: 'Event-loop delay of the HTTP thread since the previous scrape, by quantile (1 = the longest)',
+      labelNames: ['quantile'],
+      registers: [registry],
+      collect() {
+        if (loop.count === 0) return;
+        for (const q of [0.5, 0.9, 0.99]) this.set({ quantile: String(q) }, loop.percentile(q * 100) / 1e9);
+        this.set({ quantile: '1' }, loop.max / 1e9);
+        loop.reset();
       },
     });
     new Gauge({

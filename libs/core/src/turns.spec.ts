@@ -58,3 +58,54 @@ describe('bulkTurn', () => {
     expect(order).toEqual(['bulk']);
   });
 });
+
+describe('bulkTurn, several pieces of bulk work', () => {
+  /** Turns of the event loop counted by a chain of immediates (each runs in the next iteration). */
+  const turnCounter = () => {
+    let n = 0;
+    let on = true;
+    const tick = () => {
+      n++;
+      if (on) setImmediate(tick);
+    };
+    setImmediate(tick);
+    return { now: () => n, stop: () => (on = false) };
+  };
+
+  it('lets one piece go on per turn of the event loop, in the order they asked', async () => {
+    const turns = turnCounter();
+    const seen: [string, number][] = [];
+    await Promise.all(['a', 'b', 'c'].map((name) => bulkTurn().then(() => seen.push([name, turns.now()]))));
+    turns.stop();
+    expect(seen.map(([name]) => name)).toEqual(['a', 'b', 'c']);
+    // Each in a turn of its own: with an immediate each, all three went on in the same check phase.
+    expect(new Set(seen.map(([, turn]) => turn)).size).toBe(3);
+  });
+
+  it('lets the event loop run its other phases between two pieces', async () => {
+    const order: string[] = [];
+    const a = bulkTurn().then(() => {
+      order.push('a');
+      // Due while piece a runs, as a request that arrives meanwhile (timers and I/O come before the check phase).
+      setTimeout(() => order.push('io'), 0);
+      const until = performance.now() + 3;
+      while (performance.now() < until);
+    });
+    const b = bulkTurn().then(() => order.push('b'));
+    await Promise.all([a, b]);
+    expect(order).toEqual(['a', 'io', 'b']);
+  });
+
+  it('takes the pieces woken by the end of an urgent request one turn at a time', async () => {
+    const done = urgentWork();
+    const turns = turnCounter();
+    const seen: number[] = [];
+    const all = Promise.all([0, 1, 2].map(() => bulkTurn().then(() => seen.push(turns.now()))));
+    await sleep(5);
+    expect(seen).toEqual([]);
+    done();
+    await all;
+    turns.stop();
+    expect(new Set(seen).size).toBe(3);
+  });
+});

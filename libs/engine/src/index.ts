@@ -1,6 +1,6 @@
 export { CatalogStore, nextPart } from './catalog/catalog-store.js';
 export { rebuildCatalogs } from './catalog/rebuild.js';
-export { mapLimit, runSteps, runStepsSliced } from './concurrency.js';
+export { Slices, mapLimit, runSteps, runStepsSliced } from './concurrency.js';
 export { Flusher, LATE_LOG_BYTES, LATE_SHARD_BYTES, type FlushMode, type FlushStats, type FlusherOptions } from './flush/flusher.js';
 export { OrphanSweeper, type OrphanSweepOptions, type OrphanSweepStats } from './flush/orphans.js';
 export { clip, concatWindows, lowerBound, mergeSources, type Source } from './columns/merge.js';

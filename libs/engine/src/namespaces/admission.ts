@@ -47,8 +47,8 @@ export class Admission {
    * then. The per-series loops give the event loop a turn every `sliceMs` (a request may hold
    * 40,000 series).
    */
-  async admit(series: readonly SeriesWrite[], now: number, sliceMs = Number.POSITIVE_INFINITY): Promise<void> {
-    const slices = new Slices(sliceMs);
+  async admit(series: readonly SeriesWrite[], now: number, sliceMs: number | Slices = Number.POSITIVE_INFINITY): Promise<void> {
+    const slices = Slices.of(sliceMs);
     const set = this.policies();
     // A reload may move metrics to another namespace: re-register their series there.
     if (this.knownFor !== set) {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LimitError, SeriesIdentities, ValidationError, nameMap, own, type FieldValue, type SeriesIdentity, type SeriesKey, type Tags, type ValidationIssue } from '@s4/core';
-import { runSteps, runStepsSliced } from '../concurrency.js';
+import { runSteps, runStepsSliced, type Slices } from '../concurrency.js';
 import type { Fields } from './records.js';
 import { distinctSeries, type ScannedWrite } from './scan.js';
 
@@ -185,7 +185,7 @@ export function parseWriteBySchema(input: WriteBody, limits: WriteLimits, now: n
  * check, so the event loop gets a turn whenever a slice has run `sliceMs` (health checks and small
  * queries wait no longer than that). The whole request is still checked before anything is written.
  */
-export function parseWriteSliced(input: WriteBody, limits: WriteLimits, now: number, sliceMs: number): Promise<SeriesWrite[]> {
+export function parseWriteSliced(input: WriteBody, limits: WriteLimits, now: number, sliceMs: number | Slices): Promise<SeriesWrite[]> {
   return runStepsSliced(parseSteps(input, limits, now), sliceMs);
 }
 

@@ -1,6 +1,6 @@
 import { shardOf, windowStart, type HotAppend, type HotTier, type IngestLog, type ShardRef } from '@s4/core';
 import { RecordEncoder } from '@s4/format';
-import { runSteps, runStepsSliced } from '../concurrency.js';
+import { runSteps, runStepsSliced, type Slices } from '../concurrency.js';
 import type { SeriesWrite } from './validate.js';
 
 /** A metric's namespace as one request's encoding uses it: its ShardRefs, made as shards are met, and the encoder of its record limit. */
@@ -128,7 +128,7 @@ export class Writer {
    * `commit` needs (the records, the series keys) holds nothing of the parsed request, which can
    * then be collected young while the write waits for durability.
    */
-  encodeSliced(series: readonly SeriesWrite[], sliceMs: number): Promise<EncodedWrite> {
+  encodeSliced(series: readonly SeriesWrite[], sliceMs: number | Slices): Promise<EncodedWrite> {
     return runStepsSliced(this.encodeSteps(series), sliceMs);
   }
 

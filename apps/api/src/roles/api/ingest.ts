@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Clock } from '@s4/core';
 import type { Config } from '@s4/config';
-import { parseWriteSliced, releaseBody, type Admission, type EncodedWrite, type WriteBody, type WriteResult, type Writer } from '@s4/engine';
+import { Slices, parseWriteSliced, releaseBody, type Admission, type EncodedWrite, type WriteBody, type WriteResult, type Writer } from '@s4/engine';
 import { CLOCK, CONFIG, METRICS } from '../../http/tokens.js';
 import type { Metrics } from '../../metrics.js';
 import { ADMISSION, WRITER } from './tokens.js';
@@ -54,12 +54,14 @@ export class Ingest {
   /** Checked, admitted and encoded; `body` is emptied once parsed (see write). */
   private async encode(body: WriteBody, now: number): Promise<EncodedWrite> {
     // Checked and encoded in slices: a request of 40,000 series would otherwise hold the HTTP
-    // thread for its whole length (health checks and small queries waiting behind it).
-    const series = await parseWriteSliced(body, this.config.limits, now, SLICE_MS);
+    // thread for its whole length (health checks and small queries waiting behind it). One clock
+    // for the three stages, so that a turn is due across a stage's end as within it.
+    const slices = new Slices(SLICE_MS);
+    const series = await parseWriteSliced(body, this.config.limits, now, slices);
     releaseBody(body);
     // Namespace limits: backfill, fields, samples/s, series cardinality (429 names the limit).
-    await this.admission.admit(series, now, SLICE_MS);
-    return this.writer.encodeSliced(series, SLICE_MS);
+    await this.admission.admit(series, now, slices);
+    return this.writer.encodeSliced(series, slices);
   }
 
   now(): number {
