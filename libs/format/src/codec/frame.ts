@@ -1,5 +1,6 @@
-import { crc32, constants, zstdCompressSync, zstdDecompressSync } from 'node:zlib';
+import { crc32, zstdDecompressSync } from 'node:zlib';
 import { CorruptDataError } from '@s4/core';
+import { zstdCompress } from './zstd.js';
 
 /**
  * The checksummed, optionally compressed envelope around every block, footer and catalog body:
@@ -17,7 +18,7 @@ export function encodeFrame(payload: Uint8Array, level = ZSTD_LEVEL): Uint8Array
   let codec = CODEC_STORED;
   let data = payload;
   if (payload.length > 32) {
-    const z = zstdCompressSync(payload, { params: { [constants.ZSTD_c_compressionLevel]: level } });
+    const z = zstdCompress(payload, level);
     if (z.length < payload.length) {
       codec = CODEC_ZSTD;
       data = z;

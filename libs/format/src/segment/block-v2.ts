@@ -1,10 +1,10 @@
 import type { FieldValue, SeriesColumns } from '@s4/core';
 import { CorruptDataError, nameMap } from '@s4/core';
-import { constants, zstdCompressSync } from 'node:zlib';
 import { ByteReader, ByteWriter } from '../codec/bytes.js';
 import { decodeColumnBody, encodeColumnBody } from '../codec/column.js';
 import { decodeFrame, encodeFrame, ZSTD_LEVEL } from '../codec/frame.js';
 import { decodeTimestamps, encodeTimestamps } from '../codec/timestamps.js';
+import { zstdCompress } from '../codec/zstd.js';
 import { assembleField, fieldTexts, fieldWriter } from '../shred/assemble.js';
 import type { JsonBytes } from '../shred/json-bytes.js';
 import { decodeNode, elementCount, memberCounts, type NodeColumn } from '../shred/nodes.js';
@@ -212,7 +212,7 @@ function fieldColumns(name: string, col: readonly FieldValue[], level: number, m
   return shreddedCost < compressedSize(whole.body, level) + DIRECTORY_BYTES_PER_COLUMN ? columns : [whole];
 }
 
-const compressedSize = (b: Uint8Array, level: number) => (b.length <= 32 ? b.length : zstdCompressSync(b, { params: { [constants.ZSTD_c_compressionLevel]: level } }).length);
+const compressedSize = (b: Uint8Array, level: number) => (b.length <= 32 ? b.length : zstdCompress(b, level).length);
 
 /** Column paths a selection needs below (and including) `path`, found from the layout alone. */
 function neededPaths(index: LayoutIndex, path: string, sel: Selection, out: Set<string>): void {
