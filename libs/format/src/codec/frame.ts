@@ -25,12 +25,19 @@ export function encodeFrame(payload: Uint8Array, level = ZSTD_LEVEL): Uint8Array
     }
   }
   const out = new Uint8Array(data.length + FRAME_OVERHEAD);
-  const view = new DataView(out.buffer);
   out[0] = codec;
-  view.setUint32(1, payload.length, true);
+  putU32(out, 1, payload.length);
   out.set(data, 5);
-  view.setUint32(5 + data.length, crc32(out.subarray(0, 5 + data.length)), true);
+  putU32(out, 5 + data.length, crc32(out.subarray(0, 5 + data.length)));
   return out;
+}
+
+// Little-endian, without a DataView per frame.
+function putU32(b: Uint8Array, at: number, v: number): void {
+  b[at] = v;
+  b[at + 1] = v >>> 8;
+  b[at + 2] = v >>> 16;
+  b[at + 3] = v >>> 24;
 }
 
 export function decodeFrame(bytes: Uint8Array, what: string): Uint8Array {
