@@ -46,6 +46,23 @@ export function mergeSources(sources: readonly Source[]): SeriesColumns {
   return out;
 }
 
+/**
+ * Whether one source's columns are already what mergeSources makes of them: timestamps strictly
+ * ascending, every column as long, no undefined value. A hot log usually is (samples arrive in
+ * time order), and the sort and copy cost a flush of many small series more than decoding them.
+ */
+export function isSortedUnique(data: SeriesColumns): boolean {
+  const ts = data.ts;
+  const n = ts.length;
+  for (let i = 1; i < n; i++) if (!(ts[i]! > ts[i - 1]!)) return false;
+  for (const f in data.fields) {
+    const col = data.fields[f]!;
+    if (col.length !== n) return false;
+    for (let i = 0; i < n; i++) if (col[i] === undefined) return false;
+  }
+  return true;
+}
+
 /** Keep [from, to) and the requested fields (all when `fields` is undefined); drop all-null columns. */
 export function clip(data: SeriesColumns, from: number, to: number, fields?: readonly string[]): SeriesColumns {
   const lo = lowerBound(data.ts, from);

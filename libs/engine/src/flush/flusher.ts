@@ -1,7 +1,7 @@
 import { LeaseLostError, PreconditionFailedError, WINDOW_MS, allShards, segmentKey, type Clock, type FieldValue, type HotLog, type HotTier, type Lease, type ObjectStore, type SeriesColumns, type ShardRef } from '@s4/core';
 import { decodeRecords, encodeSegment, type SegmentSeriesInput } from '@s4/format';
 import { CatalogStore, entryOf, nextPart } from '../catalog/catalog-store.js';
-import { mergeSources } from '../columns/merge.js';
+import { isSortedUnique, mergeSources } from '../columns/merge.js';
 import { mapLimit } from '../concurrency.js';
 import { addCounts } from '../counts.js';
 
@@ -179,7 +179,8 @@ class WindowSeries {
 
   decode(log: HotLog): SeriesColumns {
     if (this.last?.log === log) return this.last.columns;
-    const columns = mergeSources([{ data: decodeRecords(log.data), sortedUnique: false }]);
+    const data = decodeRecords(log.data);
+    const columns = mergeSources([{ data, sortedUnique: isSortedUnique(data) }]);
     this.last = { log, columns };
     const n = columns.ts.length;
     this.spans.set(log, { samples: n, minTs: n > 0 ? columns.ts[0]! : 0, maxTs: n > 0 ? columns.ts[n - 1]! : 0 });
