@@ -113,7 +113,7 @@ describe('hot-log records', () => {
     // A name twice in one record (another writer's map): the later value wins, as msgpackr reads it.
     const twice = Buffer.from([0x92, 0x01, 0x82, 0xa1, 0x61, 0x01, 0xa1, 0x61, 0x02]);
     expect(decodeNumberRecords(twice)).toBe(null);
-    expect(decodeRecords(twice)).toEqual({ ts: [1], fields: expect.objectContaining({ a: [2] }) });
+    expect(canon(decodeRecords(twice))).toBe(canon({ ts: [1], fields: { a: [2] } }));
   });
 
   it('is cut only at value boundaries: any prefix of whole appends decodes on its own', () => {
