@@ -12,6 +12,32 @@ describe('mergeSources', () => {
     expect(merged).toEqual({ ts: [0, 1, 2, 3], fields: { v: [0, 1, 21, 30], s: ['x', null, null, null] } });
   });
 
+  it('merges any sources as a map of timestamps to the last row written there would', () => {
+    const source = fc.integer({ min: 0, max: 6 }).chain((n) =>
+      fc.record({
+        ts: fc.array(fc.integer({ min: 0, max: 8 }), { minLength: n, maxLength: n }),
+        fields: fc.dictionary(fc.constantFrom('a', 'b', '10', 'constructor'), fc.array(fc.oneof(fc.integer(), fc.constant(null)), { minLength: n, maxLength: n })),
+      }),
+    );
+    fc.assert(
+      fc.property(fc.array(source, { maxLength: 5 }), (sources) => {
+        const names = new Set(sources.flatMap((s) => Object.keys(s.fields)));
+        const rows = new Map<number, Map<string, FieldValue>>();
+        for (const s of sources)
+          s.ts.forEach((t, i) => {
+            const row = new Map<string, FieldValue>();
+            for (const f of names) row.set(f, s.fields[f]?.[i] ?? null);
+            rows.set(t, row);
+          });
+        const times = [...rows.keys()].sort((x, y) => x - y);
+        const want = { ts: times, fields: nameMap([...names].map((f) => [f, times.map((t) => rows.get(t)!.get(f)!)] as [string, FieldValue[]])) };
+        const got = mergeSources(sources.map((s) => ({ data: { ts: s.ts, fields: nameMap(Object.entries(s.fields) as [string, FieldValue[]][]) }, sortedUnique: false })));
+        expect(got).toEqual(want);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('says which columns a merge would leave as they are (the flusher then skips it)', () => {
     const columns = fc.integer({ min: 0, max: 6 }).chain((n) =>
       fc.record({

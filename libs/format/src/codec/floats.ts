@@ -38,5 +38,9 @@ export function decodeFloat64s(codec: number, r: ByteReader, end: number, n: num
 
 /** `n` values as an array (what whole field columns hold, nulls mixed in). */
 export function decodeFloats(codec: number, r: ByteReader, end: number, n: number): number[] {
-  return Array.from(decodeFloat64s(codec, r, end, n));
+  const values = decodeFloat64s(codec, r, end, n);
+  // A filled loop: Array.from goes through the iterator, several times slower (folds decode every block).
+  const out = new Array<number>(n);
+  for (let i = 0; i < n; i++) out[i] = values[i]!;
+  return out;
 }
