@@ -3,6 +3,9 @@
 // 10 s into one shard of an embedded hot tier (fsync off: only the flush is timed), then flushes the window
 // to a filesystem object store; prints the flush's CPU per series and its wall time.
 // Usage: npm run build && node scripts/bench/flush-window.mjs [repo root of a build to compare, default this one]
+// BENCH_PROFILE=FILE.cpuprofile also profiles the flush alone (inspector around `flushAll`); read it with
+// `node scripts/bench/profile-summary.mjs FILE.cpuprofile 40`.
+import { writeFileSync } from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,10 +27,24 @@ for (let round = 0; round < 6; round++) {
   await writer.write(parseWrite({ kind: 'json', body: { series } }, limits, clock.now()));
 }
 const flusher = new Flusher(hot, objects, new CatalogStore(objects), { ...opts, owner: 'bench', leaseTtlMs: 600_000, clock });
+const profile = process.env.BENCH_PROFILE;
+let session;
+if (profile) {
+  const { Session } = await import('node:inspector/promises');
+  session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+}
 const c0 = process.cpuUsage();
 const t0 = performance.now();
 const stats = await flusher.flushAll(clock.now());
 const c = process.cpuUsage(c0);
+if (session) {
+  const { profile: p } = await session.post('Profiler.stop');
+  writeFileSync(profile, JSON.stringify(p));
+  session.disconnect();
+}
 console.log(`flush of ${stats.series} series, ${stats.samples} samples: ${((c.user + c.system) / stats.series).toFixed(2)} µs CPU a series, ${(performance.now() - t0).toFixed(0)} ms wall`);
 await hot.close();
 rmSync(dir, { recursive: true, force: true });

@@ -1,5 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { clip, concatWindows, mergeSources } from './merge.js';
+import { nameMap, type FieldValue } from '@s4/core';
+import { clip, concatWindows, isSortedUnique, mergeSources } from './merge.js';
 
 describe('mergeSources', () => {
   it('sorts, de-duplicates, and lets later sources and later rows win', () => {
@@ -8,6 +10,55 @@ describe('mergeSources', () => {
       { data: { ts: [3, 0, 2, 2], fields: { v: [30, 0, 20, 21], s: [null, 'x', null, null] } }, sortedUnique: false },
     ]);
     expect(merged).toEqual({ ts: [0, 1, 2, 3], fields: { v: [0, 1, 21, 30], s: ['x', null, null, null] } });
+  });
+
+  it('merges any sources as a map of timestamps to the last row written there would', () => {
+    const source = fc.integer({ min: 0, max: 6 }).chain((n) =>
+      fc.record({
+        ts: fc.array(fc.integer({ min: 0, max: 8 }), { minLength: n, maxLength: n }),
+        fields: fc.dictionary(fc.constantFrom('a', 'b', '10', 'constructor'), fc.array(fc.oneof(fc.integer(), fc.constant(null)), { minLength: n, maxLength: n })),
+      }),
+    );
+    fc.assert(
+      fc.property(fc.array(source, { maxLength: 5 }), (sources) => {
+        const names = new Set(sources.flatMap((s) => Object.keys(s.fields)));
+        const rows = new Map<number, Map<string, FieldValue>>();
+        for (const s of sources)
+          s.ts.forEach((t, i) => {
+            const row = new Map<string, FieldValue>();
+            for (const f of names) row.set(f, s.fields[f]?.[i] ?? null);
+            rows.set(t, row);
+          });
+        const times = [...rows.keys()].sort((x, y) => x - y);
+        const want = { ts: times, fields: nameMap([...names].map((f) => [f, times.map((t) => rows.get(t)!.get(f)!)] as [string, FieldValue[]])) };
+        const got = mergeSources(sources.map((s) => ({ data: { ts: s.ts, fields: nameMap(Object.entries(s.fields) as [string, FieldValue[]][]) }, sortedUnique: false })));
+        expect(got).toEqual(want);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('says which columns a merge would leave as they are (the flusher then skips it)', () => {
+    const columns = fc.integer({ min: 0, max: 6 }).chain((n) =>
+      fc.record({
+        ts: fc.array(fc.integer({ min: 0, max: 8 }), { minLength: n, maxLength: n }),
+        fields: fc.dictionary(fc.constantFrom('a', 'b', '10'), fc.array(fc.oneof(fc.integer(), fc.constant(null), fc.constant(undefined)), { minLength: n, maxLength: n + 1 })),
+      }),
+    );
+    let sorted = 0;
+    fc.assert(
+      fc.property(columns, ({ ts, fields }) => {
+        const data = { ts, fields: nameMap(Object.entries(fields) as [string, FieldValue[]][]) };
+        if (!isSortedUnique(data)) return;
+        sorted++;
+        expect(mergeSources([{ data, sortedUnique: false }])).toEqual(data);
+      }),
+      { numRuns: 500 },
+    );
+    expect(sorted).toBeGreaterThan(20);
+    expect(isSortedUnique({ ts: [1, 1], fields: nameMap() })).toBe(false);
+    expect(isSortedUnique({ ts: [1, 2], fields: nameMap([['v', [1, undefined as unknown as FieldValue]]]) })).toBe(false);
+    expect(isSortedUnique({ ts: [1, 2], fields: nameMap([['v', [1]]]) })).toBe(false);
   });
 
   it('clips to [from, to) and projects fields', () => {

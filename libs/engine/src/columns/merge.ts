@@ -18,14 +18,17 @@ export function mergeSources(sources: readonly Source[]): SeriesColumns {
   if (sources.length === 1 && sources[0]!.sortedUnique) return sources[0]!.data;
   const ts: number[] = [];
   const rank: number[] = [];
-  const at: [number, number][] = [];
+  // Source and row of each entry, as two columns rather than a pair per sample.
+  const sourceOf: number[] = [];
+  const rowOf: number[] = [];
   sources.forEach((s, si) => {
     const n = s.data.ts.length;
     const times = s.data.ts;
     for (let i = 0; i < n; i++) {
       ts.push(times[i]!);
       rank.push(rank.length);
-      at.push([si, i]);
+      sourceOf.push(si);
+      rowOf.push(i);
     }
   });
   // Stable order by (ts, arrival): the last entry of each run of equal timestamps wins.
@@ -33,17 +36,37 @@ export function mergeSources(sources: readonly Source[]): SeriesColumns {
   const names = new Set<string>();
   for (const s of sources) for (const f of Object.keys(s.data.fields)) names.add(f);
   const out: SeriesColumns = { ts: [], fields: nameMap() };
-  for (const f of names) out.fields[f] = [];
+  // Columns looked up by name once, not per sample (a fold merges a series from every part).
+  const outColumns: FieldValue[][] = [];
+  for (const f of names) outColumns.push((out.fields[f] = []));
+  const sourceColumns = sources.map((s) => [...names].map((f) => own(s.data.fields, f)));
   for (let k = 0; k < order.length; k++) {
     const idx = order[k]!;
     const next = order[k + 1];
     if (next !== undefined && ts[next] === ts[idx]) continue;
-    const [si, i] = at[idx]!;
-    const s = sources[si]!;
+    const i = rowOf[idx]!;
+    const columns = sourceColumns[sourceOf[idx]!]!;
     out.ts.push(ts[idx]!);
-    for (const f of names) out.fields[f]!.push(own(s.data.fields, f)?.[i] ?? null);
+    for (let c = 0; c < outColumns.length; c++) outColumns[c]!.push(columns[c]?.[i] ?? null);
   }
   return out;
+}
+
+/**
+ * Whether one source's columns are already what mergeSources makes of them: timestamps strictly
+ * ascending, every column as long, no undefined value. A hot log usually is (samples arrive in
+ * time order), and the sort and copy cost a flush of many small series more than decoding them.
+ */
+export function isSortedUnique(data: SeriesColumns): boolean {
+  const ts = data.ts;
+  const n = ts.length;
+  for (let i = 1; i < n; i++) if (!(ts[i]! > ts[i - 1]!)) return false;
+  for (const f in data.fields) {
+    const col = data.fields[f]!;
+    if (col.length !== n) return false;
+    for (let i = 0; i < n; i++) if (col[i] === undefined) return false;
+  }
+  return true;
 }
 
 /** Keep [from, to) and the requested fields (all when `fields` is undefined); drop all-null columns. */

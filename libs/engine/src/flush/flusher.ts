@@ -1,7 +1,7 @@
 import { LeaseLostError, PreconditionFailedError, WINDOW_MS, allShards, segmentKey, type Clock, type FieldValue, type HotLog, type HotTier, type Lease, type ObjectStore, type SeriesColumns, type ShardRef } from '@s4/core';
 import { decodeRecords, encodeSegment, type SegmentSeriesInput } from '@s4/format';
 import { CatalogStore, entryOf, nextPart } from '../catalog/catalog-store.js';
-import { mergeSources } from '../columns/merge.js';
+import { isSortedUnique, mergeSources } from '../columns/merge.js';
 import { mapLimit } from '../concurrency.js';
 import { addCounts } from '../counts.js';
 
@@ -206,11 +206,10 @@ export class Flusher {
  * others only what the catalog entry needs (count, first and last timestamp).
  */
 class WindowSeries {
-  readonly series: SegmentSeriesInput[];
-  private last: { log: HotLog; columns: SeriesColumns } | null = null;
-  private readonly spans = new Map<HotLog, { samples: number; minTs: number; maxTs: number }>();
+  readonly series: LazySeries[];
+  private last: { series: LazySeries; columns: SeriesColumns } | null = null;
 
-  constructor(private readonly logs: readonly HotLog[]) {
+  constructor(logs: readonly HotLog[]) {
     this.series = logs.map((log) => new LazySeries(log, this)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
@@ -220,9 +219,8 @@ class WindowSeries {
     let samples = 0;
     let minTs = Infinity;
     let maxTs = -Infinity;
-    for (const log of this.logs) {
-      if (!this.spans.has(log)) this.decode(log);
-      const s = this.spans.get(log)!;
+    for (const s of this.series) {
+      if (s.samples < 0) this.decode(s);
       if (s.samples === 0) continue;
       samples += s.samples;
       minTs = Math.min(minTs, s.minTs);
@@ -231,12 +229,15 @@ class WindowSeries {
     return { samples, minTs, maxTs };
   }
 
-  decode(log: HotLog): SeriesColumns {
-    if (this.last?.log === log) return this.last.columns;
-    const columns = mergeSources([{ data: decodeRecords(log.data), sortedUnique: false }]);
-    this.last = { log, columns };
+  decode(series: LazySeries): SeriesColumns {
+    if (this.last?.series === series) return this.last.columns;
+    const data = decodeRecords(series.log.data);
+    const columns = mergeSources([{ data, sortedUnique: isSortedUnique(data) }]);
+    this.last = { series, columns };
     const n = columns.ts.length;
-    this.spans.set(log, { samples: n, minTs: n > 0 ? columns.ts[0]! : 0, maxTs: n > 0 ? columns.ts[n - 1]! : 0 });
+    series.samples = n;
+    series.minTs = n > 0 ? columns.ts[0]! : 0;
+    series.maxTs = n > 0 ? columns.ts[n - 1]! : 0;
     return columns;
   }
 }
@@ -251,9 +252,13 @@ class LazySeries implements SegmentSeriesInput {
   readonly id: string;
   readonly metric: string;
   readonly tags: Record<string, string>;
+  /** What the catalog entry needs once the series was decoded (samples -1 before). */
+  samples = -1;
+  minTs = 0;
+  maxTs = 0;
 
   constructor(
-    private readonly log: HotLog,
+    readonly log: HotLog,
     private readonly window: WindowSeries,
   ) {
     this.id = log.id;
@@ -262,10 +267,10 @@ class LazySeries implements SegmentSeriesInput {
   }
 
   get ts(): number[] {
-    return this.window.decode(this.log).ts;
+    return this.window.decode(this).ts;
   }
 
   get fields(): Record<string, FieldValue[]> {
-    return this.window.decode(this.log).fields;
+    return this.window.decode(this).fields;
   }
 }

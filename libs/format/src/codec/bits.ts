@@ -3,10 +3,22 @@
  * flushed a word at a time; per-bit loops were the codec's bottleneck.
  */
 export class BitWriter {
-  private buf = new Uint8Array(1024);
+  private buf: Uint8Array;
   private pos = 0;
   private acc = 0;
   private nbits = 0; // bits pending in acc, 0..31
+
+  constructor(initial = 1024) {
+    this.buf = new Uint8Array(initial);
+  }
+
+  /** Empties the writer for reuse (its buffer is kept). */
+  reset(): this {
+    this.pos = 0;
+    this.acc = 0;
+    this.nbits = 0;
+    return this;
+  }
 
   /** Appends the low `n` bits of `v` (1 ≤ n ≤ 32), most significant first. */
   write(v: number, n: number): void {

@@ -14,6 +14,20 @@ export class ByteWriter {
     this.view = new DataView(this.buf.buffer);
   }
 
+  /**
+   * Empties the writer for reuse, for encoders that keep one across calls and copy out (finish)
+   * what they wrote before they return: a flush of many small series made several writers a
+   * series. Its buffer is kept unless it grew beyond `keep` bytes.
+   */
+  reset(keep = 64 * 1024): this {
+    this.pos = 0;
+    if (this.buf.length > keep) {
+      this.buf = new Uint8Array(keep);
+      this.view = new DataView(this.buf.buffer);
+    }
+    return this;
+  }
+
   ensure(extra: number): void {
     const need = this.pos + extra;
     if (need <= this.buf.length) return;

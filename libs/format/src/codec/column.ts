@@ -35,6 +35,9 @@ export function encodeColumn(w: ByteWriter, name: string, col: readonly FieldVal
   encodeColumnBody(w, col);
 }
 
+// The body before its length is known; reused by every call (copied into `w` before it returns).
+const scratch = new ByteWriter(4096);
+
 /** A field column without its name (segment v2 keeps names in the footer): encoding u8 | flags u8 | body length uvarint | body. */
 export function encodeColumnBody(w: ByteWriter, col: readonly FieldValue[]): void {
   const n = col.length;
@@ -50,7 +53,7 @@ export function encodeColumnBody(w: ByteWriter, col: readonly FieldValue[]): voi
   const dense: FieldValue[] = present === n ? (col as FieldValue[]) : [];
   if (present !== n) for (let i = 0; i < n; i++) if (col[i] !== null && col[i] !== undefined) dense.push(col[i]!);
 
-  const body = new ByteWriter(64);
+  const body = scratch.reset();
   if (present > 0 && present < n) writeBitmap(body, n, (i) => col[i] !== null && col[i] !== undefined);
   let enc: Enc;
   if (present === 0) enc = Enc.Absent;

@@ -1,5 +1,6 @@
-import { crc32, constants, zstdCompressSync, zstdDecompressSync } from 'node:zlib';
+import { crc32, zstdDecompressSync } from 'node:zlib';
 import { CorruptDataError } from '@s4/core';
+import { zstdCompress } from './zstd.js';
 
 /**
  * The checksummed, optionally compressed envelope around every block, footer and catalog body:
@@ -17,19 +18,26 @@ export function encodeFrame(payload: Uint8Array, level = ZSTD_LEVEL): Uint8Array
   let codec = CODEC_STORED;
   let data = payload;
   if (payload.length > 32) {
-    const z = zstdCompressSync(payload, { params: { [constants.ZSTD_c_compressionLevel]: level } });
+    const z = zstdCompress(payload, level);
     if (z.length < payload.length) {
       codec = CODEC_ZSTD;
       data = z;
     }
   }
   const out = new Uint8Array(data.length + FRAME_OVERHEAD);
-  const view = new DataView(out.buffer);
   out[0] = codec;
-  view.setUint32(1, payload.length, true);
+  putU32(out, 1, payload.length);
   out.set(data, 5);
-  view.setUint32(5 + data.length, crc32(out.subarray(0, 5 + data.length)), true);
+  putU32(out, 5 + data.length, crc32(out.subarray(0, 5 + data.length)));
   return out;
+}
+
+// Little-endian, without a DataView per frame.
+function putU32(b: Uint8Array, at: number, v: number): void {
+  b[at] = v;
+  b[at + 1] = v >>> 8;
+  b[at + 2] = v >>> 16;
+  b[at + 3] = v >>> 24;
 }
 
 export function decodeFrame(bytes: Uint8Array, what: string): Uint8Array {

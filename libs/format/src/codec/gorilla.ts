@@ -14,8 +14,14 @@ const LO = 1 - HI;
 
 const ctz32 = (x: number) => 31 - Math.clz32(x & -x);
 
+// Reused by every call (finish copies the bytes out): a 1 KB writer per column was a large share
+// of a flush of many small series. Columns above SCRATCH_VALUES get a writer of their own, so that
+// the kept one stays small.
+const scratch = new BitWriter();
+const SCRATCH_VALUES = 1024;
+
 export function encodeGorilla(values: readonly number[]): Uint8Array {
-  const w = new BitWriter();
+  const w = values.length <= SCRATCH_VALUES ? scratch.reset() : new BitWriter(values.length * 2 + 64);
   const n = values.length;
   if (n === 0) return w.finish();
   f64[0] = values[0]!;

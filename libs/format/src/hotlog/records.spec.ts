@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LimitError, type FieldValue, type SeriesColumns } from '@s4/core';
 import { canon } from '../testing/exact-json.js';
-import { RecordEncoder, decodeRecords } from './records.js';
+import { msgpack } from '../msgpack.js';
+import { RecordEncoder, decodeNumberRecords, decodeRecords, decodeRecordsGeneric } from './records.js';
 
 /** One hot-tier append: samples of one series-window as columns, as the writer hands them over. */
 interface Append {
@@ -80,6 +81,39 @@ describe('hot-log records', () => {
         expect(canon(present(decodeRecords(bytes)))).toBe(canon(expected(appends)));
       }),
     );
+  });
+
+  it('reads number records straight from the bytes exactly as the general path reads them, or leaves the log to it', () => {
+    const same = (bytes: Uint8Array) => {
+      const fast = decodeNumberRecords(bytes);
+      if (fast === null) return false;
+      const slow = decodeRecordsGeneric(bytes);
+      expect(canon(fast)).toBe(canon(slow));
+      expect(Object.keys(fast.fields)).toEqual(Object.keys(slow.fields));
+      return true;
+    };
+    // The writer's logs: records and batches of every kind of value.
+    fc.assert(fc.property(fc.array(append, { maxLength: 6 }), (appends) => void same(encode(new RecordEncoder(1 << 20), appends))));
+    // Records by any MessagePack writer: every integer width, floats, names of any length and text, repeated or missing.
+    const int = fc.oneof(fc.integer({ min: -40, max: 300 }), fc.integer({ min: -(2 ** 31), max: 2 ** 32 - 1 }), fc.integer({ min: -(2 ** 53) + 1, max: 2 ** 53 - 1 }));
+    const record = fc.tuple(fc.oneof(int, fc.double()), fc.array(fc.tuple(fc.oneof(fieldName, fc.constantFrom('value', 'v', 'é')), fc.option(fc.oneof(int, fc.double()), { nil: null, freq: 20 })), { maxLength: 5 }));
+    let fast = 0;
+    fc.assert(
+      fc.property(fc.array(record, { maxLength: 8 }), (records) => {
+        const bytes = Buffer.concat(records.map(([t, kv]) => msgpack.pack([t, Object.fromEntries(kv)])));
+        if (same(bytes)) fast++;
+      }),
+      { numRuns: 500 },
+    );
+    // Not a test that passes by leaving everything to the general path.
+    expect(fast).toBeGreaterThan(100);
+    const metric = new RecordEncoder(1 << 10);
+    for (let i = 0; i < 6; i++) metric.recordOf(1_767_225_600_000 + i * 10_000, { value: [i === 3 ? -0 : i * 1.25 - 2] }, 0, 'm');
+    expect(same(metric.take())).toBe(true);
+    // A name twice in one record (another writer's map): the later value wins, as msgpackr reads it.
+    const twice = Buffer.from([0x92, 0x01, 0x82, 0xa1, 0x61, 0x01, 0xa1, 0x61, 0x02]);
+    expect(decodeNumberRecords(twice)).toBe(null);
+    expect(canon(decodeRecords(twice))).toBe(canon({ ts: [1], fields: { a: [2] } }));
   });
 
   it('is cut only at value boundaries: any prefix of whole appends decodes on its own', () => {

@@ -1,10 +1,10 @@
 import type { FieldValue, SeriesColumns } from '@s4/core';
 import { CorruptDataError, nameMap } from '@s4/core';
-import { constants, zstdCompressSync } from 'node:zlib';
 import { ByteReader, ByteWriter } from '../codec/bytes.js';
 import { decodeColumnBody, encodeColumnBody } from '../codec/column.js';
 import { decodeFrame, encodeFrame, ZSTD_LEVEL } from '../codec/frame.js';
 import { decodeTimestamps, encodeTimestamps } from '../codec/timestamps.js';
+import { zstdCompress } from '../codec/zstd.js';
 import { assembleField, fieldTexts, fieldWriter } from '../shred/assemble.js';
 import type { JsonBytes } from '../shred/json-bytes.js';
 import { decodeNode, elementCount, memberCounts, type NodeColumn } from '../shred/nodes.js';
@@ -64,9 +64,21 @@ export interface EncodedBlock {
 export function encodeBlockV2(ts: readonly number[], fields: Readonly<Record<string, readonly FieldValue[]>>, options: BlockOptions = {}): EncodedBlock {
   checkTimestamps(ts);
   const { frames, chunks } = encodeChunks(ts, fields, options, false);
-  const out = new ByteWriter(frames.reduce((a, f) => a + f.length, 0));
-  for (const f of frames) out.bytes(f);
-  return { bytes: out.finish(), directory: { layout: { chunks }, chunkLengths: frames.map((f) => f.length) } };
+  return { bytes: concat(frames), directory: { layout: { chunks }, chunkLengths: frames.map((f) => f.length) } };
+}
+
+/** The frames of a block one after the other (a block of one frame is that frame). */
+function concat(frames: readonly Uint8Array[]): Uint8Array {
+  if (frames.length === 1) return frames[0]!;
+  let total = 0;
+  for (const f of frames) total += f.length;
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const f of frames) {
+    out.set(f, at);
+    at += f.length;
+  }
+  return out;
 }
 
 /**
@@ -98,9 +110,7 @@ export function encodeBlockV3(ts: readonly number[], fields: Readonly<Record<str
     firstChunk.push(chunks.length);
     lo = hi;
   }
-  const out = new ByteWriter(frames.reduce((a, f) => a + f.length, 0));
-  for (const f of frames) out.bytes(f);
-  return { bytes: out.finish(), directory: { layout: { chunks, groups: { span, slots, firstChunk } }, chunkLengths: frames.map((f) => f.length) } };
+  return { bytes: concat(frames), directory: { layout: { chunks, groups: { span, slots, firstChunk } }, chunkLengths: frames.map((f) => f.length) } };
 }
 
 /** Samples a row group holds at least, on average, by default: see segment.md, "Row groups", for the measurements. */
@@ -128,12 +138,19 @@ function groupSpan(ts: readonly number[], groupRows: number): number | null {
   return null;
 }
 
+/**
+ * Columns and chunk payloads are written here one at a time and copied out (a column's body by
+ * finish, a payload into its frame) before the next is written: a flush of many small series
+ * made four writers a series.
+ */
+const scratch = new ByteWriter(4096);
+
 /** The chunks of one version 2 block (or row group: `counted`, its timestamp column led by its count). */
 function encodeChunks(ts: readonly number[], fields: Readonly<Record<string, readonly FieldValue[]>>, options: BlockOptions, counted: boolean): { frames: Uint8Array[]; chunks: LayoutColumn[][] } {
   const level = options.level ?? ZSTD_LEVEL;
   const mode = options.shred ?? 'auto';
   const n = ts.length;
-  const tw = new ByteWriter(n * 2 + 16);
+  const tw = scratch.reset();
   if (counted) tw.uvarint(n);
   encodeTimestamps(ts, tw);
   const columns: Column[] = [{ role: ColumnRole.Timestamps, path: '', body: tw.finish() }];
@@ -146,7 +163,7 @@ function encodeChunks(ts: readonly number[], fields: Readonly<Record<string, rea
   const layout: LayoutColumn[][] = [];
   // Chunk payload: the sizes of all columns but the last (which takes the rest), then the columns.
   const emit = (cols: Column[]) => {
-    const w = new ByteWriter(cols.reduce((a, c) => a + c.body.length + 4, 0));
+    const w = scratch.reset();
     for (let k = 0; k < cols.length - 1; k++) w.uvarint(cols[k]!.body.length);
     for (const c of cols) w.bytes(c.body);
     frames.push(encodeFrame(w.written(), level));
@@ -182,7 +199,7 @@ function encodeChunks(ts: readonly number[], fields: Readonly<Record<string, rea
  */
 function fieldColumns(name: string, col: readonly FieldValue[], level: number, mode: ShredMode): Column[] {
   const plain = (): Column => {
-    const w = new ByteWriter(col.length * 2 + 16);
+    const w = scratch.reset();
     encodeColumnBody(w, col);
     return { role: ColumnRole.Field, path: escapeKey(name), body: w.finish() };
   };
@@ -206,13 +223,13 @@ function fieldColumns(name: string, col: readonly FieldValue[], level: number, m
   for (const c of columns) raw += c.body.length;
   // Four times smaller before compression: shredding wins without asking the compressor.
   if (raw * 4 <= whole.body.length) return columns;
-  const w = new ByteWriter(raw);
+  const w = scratch.reset();
   for (const c of columns) w.bytes(c.body);
   const shreddedCost = compressedSize(w.written(), level) + DIRECTORY_BYTES_PER_COLUMN * columns.length;
   return shreddedCost < compressedSize(whole.body, level) + DIRECTORY_BYTES_PER_COLUMN ? columns : [whole];
 }
 
-const compressedSize = (b: Uint8Array, level: number) => (b.length <= 32 ? b.length : zstdCompressSync(b, { params: { [constants.ZSTD_c_compressionLevel]: level } }).length);
+const compressedSize = (b: Uint8Array, level: number) => (b.length <= 32 ? b.length : zstdCompress(b, level).length);
 
 /** Column paths a selection needs below (and including) `path`, found from the layout alone. */
 function neededPaths(index: LayoutIndex, path: string, sel: Selection, out: Set<string>): void {

@@ -40,6 +40,7 @@ export function encodeFooter(footer: SegmentFooter, level?: number): Uint8Array 
   };
   const layouts: BlockLayout[] = [];
   const layoutIds = new Map<string, number>();
+  let lastLayout = -1;
   const entries = new ByteWriter(footer.series.length * 48 + 64);
   for (const e of footer.series) {
     assertWellFormed(e.id);
@@ -63,13 +64,19 @@ export function encodeFooter(footer: SegmentFooter, level?: number): Uint8Array 
     }
     const d = e.directory;
     if (!d) throw new RangeError(`series ${e.id}: a version ${footer.version} footer entry needs its column directory`);
-    const key = layoutKey(d.layout);
-    let li = layoutIds.get(key);
-    if (li === undefined) {
-      li = layouts.length;
-      layoutIds.set(key, li);
-      layouts.push(d.layout);
+    // Consecutive series mostly share a layout: compared with the last one's before a key is built.
+    let li: number | undefined;
+    if (lastLayout >= 0 && sameLayout(d.layout, layouts[lastLayout]!)) li = lastLayout;
+    else {
+      const key = layoutKey(d.layout);
+      li = layoutIds.get(key);
+      if (li === undefined) {
+        li = layouts.length;
+        layoutIds.set(key, li);
+        layouts.push(d.layout);
+      }
     }
+    lastLayout = li;
     if (d.chunkLengths.length !== d.layout.chunks.length) throw new RangeError(`series ${e.id}: ${d.chunkLengths.length} chunk lengths for a layout of ${d.layout.chunks.length} chunks`);
     entries.uvarint(li);
     for (const len of d.chunkLengths) entries.uvarint(len);
@@ -88,6 +95,28 @@ export function encodeFooter(footer: SegmentFooter, level?: number): Uint8Array 
   w.uvarint(footer.series.length);
   w.bytes(entries.written());
   return encodeFrame(w.written(), level);
+}
+
+/** Whether two layouts have the same key (layoutKey), without building either. */
+function sameLayout(a: BlockLayout, b: BlockLayout): boolean {
+  if (a === b) return true;
+  if (a.chunks.length !== b.chunks.length || !a.groups !== !b.groups) return false;
+  for (let c = 0; c < a.chunks.length; c++) {
+    const x = a.chunks[c]!;
+    const y = b.chunks[c]!;
+    if (x.length !== y.length) return false;
+    for (let k = 0; k < x.length; k++) if (x[k]!.role !== y[k]!.role || x[k]!.path !== y[k]!.path) return false;
+  }
+  if (!a.groups || !b.groups) return true;
+  const g = a.groups;
+  const h = b.groups;
+  return g.span === h.span && sameNumbers(g.slots, h.slots) && sameNumbers(g.firstChunk, h.firstChunk);
+}
+
+function sameNumbers(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** Decodes the footerLength bytes at footerOffset; checksum-verified. */

@@ -24,6 +24,19 @@ describe.each([1, 2] as const)('segment version %i', (version) => {
     );
   });
 
+  it('writes the same bytes whatever was encoded before, and none a later encoding changes (encoders reuse scratch buffers)', () => {
+    fc.assert(
+      fc.property(seriesList(), seriesList(), (a, b) => {
+        const first = encodeSegment(input(a));
+        const copy = first.slice();
+        encodeSegment(input(b));
+        expect(Buffer.from(first).equals(copy)).toBe(true);
+        expect(Buffer.from(encodeSegment(input(a))).equals(copy)).toBe(true);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it('serves ranged reads: trailer, then footer, then one block at a time or adjacent blocks in one range', () => {
     fc.assert(
       fc.property(seriesList(), (series) => {

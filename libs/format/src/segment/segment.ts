@@ -32,7 +32,14 @@ export interface EncodeOptions {
 }
 
 export function encodeSegment(input: SegmentInput, options: EncodeOptions = {}): Uint8Array {
-  const sorted = [...input.series].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  // Callers mostly pass series in id order already (the flusher and the folds do): a check is cheaper than the sort.
+  let sorted = input.series;
+  for (let i = 1; i < sorted.length; i++) {
+    if (!(sorted[i - 1]!.id < sorted[i]!.id)) {
+      sorted = [...input.series].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      break;
+    }
+  }
   for (let i = 1; i < sorted.length; i++) {
     if (sorted[i]!.id === sorted[i - 1]!.id) throw new RangeError(`series ${sorted[i]!.id} appears twice in one segment`);
   }
@@ -40,42 +47,35 @@ export function encodeSegment(input: SegmentInput, options: EncodeOptions = {}):
   const asked = options.version ?? SEGMENT_VERSION;
   if (!SEGMENT_VERSIONS.includes(asked)) throw new RangeError(`cannot write segment version ${asked}`);
   const blockOptions = { level: options.level, shred: options.shred, groupRows: options.groupRows };
-  // Each series' columns read once: an input may decode them on access (the flusher's does), so a
-  // second read of `ts` or `fields` for the footer would decode the series again.
-  const blocks = sorted.map((s) => {
+  w.bytes(SEGMENT_MAGIC);
+  w.u8(asked); // the version: a version 3 segment without row groups is written as version 2, known after the blocks
+  w.bytes(new Uint8Array(3));
+  let grouped = false;
+  const entries: FooterEntry[] = [];
+  for (const s of sorted) {
+    // Each series' columns read once: an input may decode them on access (the flusher's does), so a
+    // second read of `ts` or `fields` for the footer would decode the series again.
     const { ts, fields } = s;
     const n = ts.length;
     const v2 = asked === 3 ? encodeBlockV3(ts, fields, blockOptions) : asked === 2 ? encodeBlockV2(ts, fields, blockOptions) : null;
-    return {
-      v2,
-      bytes: v2 ? v2.bytes : encodeBlock(ts, fields, options.level),
-      count: n,
-      minTs: n > 0 ? ts[0]! : 0,
-      maxTs: n > 0 ? ts[n - 1]! : 0,
-      fields: Object.keys(fields).sort(),
-    };
-  });
-  const version = asked === 3 && !blocks.some((b) => b.v2?.directory.layout.groups) ? 2 : asked;
-  w.bytes(SEGMENT_MAGIC);
-  w.u8(version);
-  w.bytes(new Uint8Array(3));
-  const entries: FooterEntry[] = [];
-  for (const [i, s] of sorted.entries()) {
-    const b = blocks[i]!;
+    const bytes = v2 ? v2.bytes : encodeBlock(ts, fields, options.level);
+    if (v2?.directory.layout.groups) grouped = true;
     entries.push({
       id: s.id,
       metric: s.metric,
       tags: s.tags,
       offset: w.pos,
-      length: b.bytes.length,
-      count: b.count,
-      minTs: b.minTs,
-      maxTs: b.maxTs,
-      fields: b.fields,
-      ...(b.v2 ? { directory: b.v2.directory } : {}),
+      length: bytes.length,
+      count: n,
+      minTs: n > 0 ? ts[0]! : 0,
+      maxTs: n > 0 ? ts[n - 1]! : 0,
+      fields: Object.keys(fields).sort(),
+      ...(v2 ? { directory: v2.directory } : {}),
     });
-    w.bytes(b.bytes);
+    w.bytes(bytes);
   }
+  const version = asked === 3 && !grouped ? 2 : asked;
+  w.raw[4] = version;
   const footerOffset = w.pos;
   const footer = encodeFooter(
     { version, ns: input.ns, shard: input.shard, window: input.window, series: entries },

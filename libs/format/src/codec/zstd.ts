@@ -1,0 +1,89 @@
+import { constants, createZstdCompress, zstdCompressSync, type ZstdCompress } from 'node:zlib';
+
+/**
+ * zstd compression from one context kept per level, giving the bytes `zstdCompressSync` gives.
+ *
+ * `zstdCompressSync` creates and frees a compression context per call (~20 µs, whatever the size):
+ * for the chunks of a few dozen bytes of a flush of many small series that was most of the cost of
+ * a series. Node 24 has no public synchronous call on a kept context, so this drives a kept
+ * stream's native handle the way zlib's own `processChunkSync` does (`_handle.writeSync` and
+ * `_writeState`: Node internals). The path is checked once against `zstdCompressSync` and given up,
+ * for `zstdCompressSync`, if the internals are missing, throw, or give other bytes; a context whose
+ * stream reported an error is dropped.
+ */
+interface NativeZlib {
+  writeSync(flush: number, input: Uint8Array, inOff: number, inLen: number, out: Uint8Array, outOff: number, outLen: number): void;
+}
+interface KeptStream {
+  _handle: NativeZlib | null;
+  _writeState: Uint32Array;
+}
+
+const contexts = new Map<number, ZstdCompress>();
+/** Payloads above this take the public call: their compression outweighs a context's setup. */
+const KEPT_MAX = 32 * 1024;
+// Holds any frame of KEPT_MAX bytes (zstd's compress bound adds well under 1 KB to that).
+const scratch = new Uint8Array(KEPT_MAX + 4096);
+let kept: boolean | undefined;
+
+const publicPath = (payload: Uint8Array, level: number): Uint8Array => zstdCompressSync(payload, { params: { [constants.ZSTD_c_compressionLevel]: level } });
+
+/**
+ * The zstd frame of `payload` at `level`: a view that stays valid until the next call (copy what
+ * must outlive it).
+ */
+export function zstdCompress(payload: Uint8Array, level: number): Uint8Array {
+  kept ??= probe();
+  if (!kept || payload.length > KEPT_MAX) return publicPath(payload, level);
+  return keptCompress(payload, level) ?? publicPath(payload, level);
+}
+
+/** Whether compression runs on kept contexts (false where Node's internals differ): for tests. */
+export function zstdContextKept(): boolean {
+  kept ??= probe();
+  return kept;
+}
+
+function keptCompress(payload: Uint8Array, level: number): Uint8Array | null {
+  let stream = contexts.get(level);
+  if (!stream) {
+    stream = createZstdCompress({ params: { [constants.ZSTD_c_compressionLevel]: level } });
+    // An error destroys the stream (its handle becomes null, checked below) and is also emitted:
+    // without a listener that event would crash the process.
+    stream.on('error', () => undefined);
+    contexts.set(level, stream);
+  }
+  const s = stream as unknown as KeptStream;
+  const handle = s._handle;
+  if (handle) {
+    handle.writeSync(constants.ZSTD_e_end, payload, 0, payload.length, scratch, 0, scratch.length);
+    // Output space left over and all input taken: the frame is complete (payloads are at most
+    // KEPT_MAX bytes, whose frames always fit the scratch buffer).
+    if (s._handle && s._writeState[0]! > 0 && s._writeState[1] === 0) return scratch.subarray(0, scratch.length - s._writeState[0]!);
+  }
+  // An error, or a frame cut short (which leaves the context mid-frame): start over on a new one.
+  contexts.delete(level);
+  stream.destroy();
+  return null;
+}
+
+/** The kept path, tried on a few inputs of every kind of block against the public one. */
+function probe(): boolean {
+  try {
+    const s = createZstdCompress() as unknown as Partial<KeptStream> & ZstdCompress;
+    const ok = typeof s._handle?.writeSync === 'function' && s._writeState instanceof Uint32Array;
+    s.close();
+    if (!ok) return false;
+    const inputs = [new Uint8Array(0), new Uint8Array(40).fill(7), Uint8Array.from({ length: 300 }, (_, i) => (i * 37) % 11), Uint8Array.from({ length: KEPT_MAX }, (_, i) => (i * 2_654_435_761) >>> 24)];
+    for (const level of [1, 3]) {
+      for (const input of inputs) {
+        const want = publicPath(input, level);
+        const got = keptCompress(input, level);
+        if (!got || !Buffer.from(want).equals(got)) return false;
+      }
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
