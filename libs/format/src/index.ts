@@ -1,4 +1,5 @@
 export * from './msgpack.js';
+export { concatBytes } from './codec/bytes.js';
 export * from './segment/index.js';
 export {
   CATALOG_MAGIC,

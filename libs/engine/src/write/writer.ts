@@ -1,5 +1,5 @@
 import { shardOf, windowStart, type HotAppend, type HotTier, type IngestLog, type ShardRef } from '@s4/core';
-import { RecordEncoder } from '@s4/format';
+import { RecordEncoder, concatBytes } from '@s4/format';
 import { runSteps, runStepsSliced, type Slices } from '../concurrency.js';
 import type { SeriesWrite } from './validate.js';
 
@@ -146,29 +146,17 @@ export class Writer {
    * them APPEND_CHUNK at a time, so a large backlog never becomes one huge call.
    */
   async appendEncoded(appends: readonly HotAppend[]): Promise<void> {
-    const merged = new Map<string, { first: HotAppend; parts: Uint8Array[]; bytes: number }>();
+    const merged = new Map<string, { first: HotAppend; parts: Uint8Array[] }>();
     for (const a of appends) {
       const key = `${a.ref.ns}\u0000${a.ref.shard}\u0000${a.window}\u0000${a.id}`;
       const m = merged.get(key);
-      if (m) {
-        m.parts.push(a.data);
-        m.bytes += a.data.length;
-      } else merged.set(key, { first: a, parts: [a.data], bytes: a.data.length });
+      if (m) m.parts.push(a.data);
+      else merged.set(key, { first: a, parts: [a.data] });
     }
-    const joined = [...merged.values()].map(({ first, parts, bytes }) => (parts.length === 1 ? first : { ...first, data: concat(parts, bytes) }));
+    const joined = [...merged.values()].map(({ first, parts }) => (parts.length === 1 ? first : { ...first, data: concatBytes(parts) }));
     for (let i = 0; i < joined.length; i += APPEND_CHUNK) await this.hot.append(joined.slice(i, i + APPEND_CHUNK));
   }
 }
 
 /** Appends per hot-tier call when writing a consumed batch (each is one Redis script argument group). */
 const APPEND_CHUNK = 1_000;
-
-function concat(parts: readonly Uint8Array[], bytes: number): Uint8Array {
-  const out = new Uint8Array(bytes);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}

@@ -1,5 +1,19 @@
 import { CorruptDataError } from '@s4/core';
 
+/** `parts` one after the other in one array (a single part is returned as it is, not copied). */
+export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0]!;
+  let total = 0;
+  for (const p of parts) total += p.length;
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
 /**
  * Growable little-endian byte buffer. Varints are LEB128; numbers above 2^31 take the arithmetic
  * path because JS bitwise operators truncate to 32 bits, and every safe integer must survive.

@@ -1,6 +1,6 @@
 import type { FieldValue, SeriesColumns } from '@s4/core';
 import { CorruptDataError, nameMap } from '@s4/core';
-import { ByteReader, ByteWriter } from '../codec/bytes.js';
+import { ByteReader, ByteWriter, concatBytes } from '../codec/bytes.js';
 import { decodeColumnBody, encodeColumnBody } from '../codec/column.js';
 import { decodeFrame, encodeFrame, ZSTD_LEVEL } from '../codec/frame.js';
 import { decodeTimestamps, encodeTimestamps } from '../codec/timestamps.js';
@@ -64,21 +64,7 @@ export interface EncodedBlock {
 export function encodeBlockV2(ts: readonly number[], fields: Readonly<Record<string, readonly FieldValue[]>>, options: BlockOptions = {}): EncodedBlock {
   checkTimestamps(ts);
   const { frames, chunks } = encodeChunks(ts, fields, options, false);
-  return { bytes: concat(frames), directory: { layout: { chunks }, chunkLengths: frames.map((f) => f.length) } };
-}
-
-/** The frames of a block one after the other (a block of one frame is that frame). */
-function concat(frames: readonly Uint8Array[]): Uint8Array {
-  if (frames.length === 1) return frames[0]!;
-  let total = 0;
-  for (const f of frames) total += f.length;
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const f of frames) {
-    out.set(f, at);
-    at += f.length;
-  }
-  return out;
+  return { bytes: concatBytes(frames), directory: { layout: { chunks }, chunkLengths: frames.map((f) => f.length) } };
 }
 
 /**
@@ -110,7 +96,7 @@ export function encodeBlockV3(ts: readonly number[], fields: Readonly<Record<str
     firstChunk.push(chunks.length);
     lo = hi;
   }
-  return { bytes: concat(frames), directory: { layout: { chunks, groups: { span, slots, firstChunk } }, chunkLengths: frames.map((f) => f.length) } };
+  return { bytes: concatBytes(frames), directory: { layout: { chunks, groups: { span, slots, firstChunk } }, chunkLengths: frames.map((f) => f.length) } };
 }
 
 /** Samples a row group holds at least, on average, by default: see segment.md, "Row groups", for the measurements. */
