@@ -1,12 +1,12 @@
 // Late data at a scraper's pace (issue 12): BENCH_SERIES series each send one sample every
 // BENCH_INTERVAL_S seconds, in real time, into an hour that closed long ago (a fleet uploading
-// what it buffered, a scraper catching up), for BENCH_MINUTES. Runs the embedded server with S4's
-// defaults, then again with S4_FLUSH_LATE_MS=0 (every periodic pass flushes the late data, as before
-// that setting existed), and reports per run: server CPU per sample (all threads, /proc, from the
+// what it buffered, a scraper catching up), for BENCH_MINUTES. Runs the embedded server with
+// S4_FLUSH_LATE_MS=60000 (late data into a window flushed less than a minute ago waits), then with S4's
+// default (0: every periodic pass flushes the late data), and reports per run: server CPU per sample (all threads, /proc, from the
 // first write through an admin flush of what was left hot), the parts and samples the periodic
 // passes wrote, and that every sample is read back (one series queried whole).
 // Usage: npm run build && node scripts/bench/late-data.mjs [repo root of a build, default this one]
-//   env: BENCH_SERIES (40000) BENCH_MINUTES (3) BENCH_INTERVAL_S (10) BENCH_RUNS ("default,0": values of S4_FLUSH_LATE_MS, "default" = unset)
+//   env: BENCH_SERIES (40000) BENCH_MINUTES (3) BENCH_INTERVAL_S (10) BENCH_RUNS ("60000,default": values of S4_FLUSH_LATE_MS, "default" = unset)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +18,7 @@ const root = process.argv[2] ?? new URL('../..', import.meta.url).pathname.repla
 const SERIES = Number(process.env.BENCH_SERIES ?? 40_000);
 const MINUTES = Number(process.env.BENCH_MINUTES ?? 3);
 const INTERVAL_MS = Number(process.env.BENCH_INTERVAL_S ?? 10) * 1000;
-const RUNS = (process.env.BENCH_RUNS ?? 'default,0').split(',');
+const RUNS = (process.env.BENCH_RUNS ?? '60000,default').split(',');
 const ROUNDS = Math.floor((MINUTES * 60_000) / INTERVAL_MS);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 

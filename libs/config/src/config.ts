@@ -41,7 +41,7 @@ const schema = z.object({
   S4_FLUSH_INTERVAL_MS: int(100, 3_600_000).default(10_000),
   S4_FLUSH_GRACE_MS: int(0, 86_400_000).default(300_000),
   S4_FLUSH_BACKLOG_BYTES: int(0, 2 ** 40).default(32 * 1024 * 1024),
-  S4_FLUSH_LATE_MS: int(0, 86_400_000).default(60_000),
+  S4_FLUSH_LATE_MS: int(0, 86_400_000).default(0),
   S4_LEASE_TTL_MS: int(1_000, 3_600_000).default(15_000),
   S4_ORPHAN_SWEEP_INTERVAL_MS: int(1_000, 7 * 86_400_000).default(3_600_000),
   S4_ORPHAN_GRACE_MS: int(60_000, 30 * 86_400_000).default(3_600_000),
