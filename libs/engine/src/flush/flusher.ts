@@ -118,7 +118,8 @@ export class Flusher {
       for (const window of windows) {
         if (lost || !(await this.hot.renewLease(lease, this.options.leaseTtlMs))) throw new LeaseLostError(`${ref.ns}/${ref.shard}`, lease.fence);
         addCounts(stats, await this.flushWindow(lease, window));
-        this.flushedAt.set(`${ref.ns}/${ref.shard}/${window}`, this.options.clock.now());
+        // Only kept when late data may wait (lateMs > 0, off by default): nothing reads it otherwise.
+        if ((this.options.lateMs ?? 0) > 0) this.flushedAt.set(`${ref.ns}/${ref.shard}/${window}`, this.options.clock.now());
       }
     } catch (e) {
       // Another owner took the shard (our lease ran out and it moved the fence): what this pass
