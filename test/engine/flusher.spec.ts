@@ -45,7 +45,10 @@ describe('Flusher leases', () => {
     const { hot, objects } = await adapters();
     const stalling: ObjectStore = Object.assign(Object.create(objects) as ObjectStore, {
       put: async (...args: Parameters<ObjectStore['put']>) => {
-        await new Promise((ok) => setTimeout(ok, 150));
+        // The thread itself stalls (as a starved or paused process does): no timer runs meanwhile.
+        // An awaited sleep would let the renewal timer keep the lease alive, and whether the other
+        // owner found it expired would depend on the machine's load.
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 150);
         await during(hot);
         return objects.put(...args);
       },
