@@ -48,6 +48,9 @@ export class GraphiteListener implements OnApplicationBootstrap, OnApplicationSh
         resolve();
       });
     });
+    // After listen, an error (e.g. EMFILE while accepting) is the listener's, not the process's:
+    // with no listener Node would end the process and every write in flight with it.
+    server.on('error', (e: Error) => this.log.error(`Graphite listener: ${e.message}`));
     this.server = server;
     this.log.log(`Graphite plaintext listener on ${g.host}:${g.port}`);
   }
