@@ -65,7 +65,7 @@ async function visitSeries(
         if (!done) seen.set(ix, (done = new Uint8Array(ix.series.length)));
         for (const i of slotsOf(part, index!.select(ix, selector))) {
           const o = part.ordinals[i]!;
-          if (done[o] || part.maxTs[i]! < from || part.minTs[i]! >= to) continue;
+          if (done[o] || part.maxTs(i) < from || part.minTs(i) >= to) continue;
           if (dead.length > 0 && coversRange(ix.series.at(o), dead, from, to)) continue;
           done[o] = 1;
           foundIn(ix.series, o);
@@ -85,9 +85,9 @@ function within(part: IndexedPart, from: number, to: number): boolean {
   let span = spans.get(part);
   if (!span) {
     span = { min: Infinity, max: -Infinity };
-    for (let i = 0; i < part.minTs.length; i++) {
-      span.min = Math.min(span.min, part.minTs[i]!);
-      span.max = Math.max(span.max, part.maxTs[i]!);
+    for (let i = 0; i < part.ordinals.length; i++) {
+      span.min = Math.min(span.min, part.minTs(i));
+      span.max = Math.max(span.max, part.maxTs(i));
     }
     spans.set(part, span);
   }

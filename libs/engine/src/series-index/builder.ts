@@ -1,5 +1,5 @@
 import { DAY_MS, allShards, seriesIndexKey, type Clock, type ObjectStore, type ShardRef } from '@s4/core';
-import { decodeFooter, decodeSeriesIndex, encodeSeriesIndex, indexedEntry, type FooterEntry, type SeriesIndex } from '@s4/format';
+import { decodeFooter, decodeSeriesIndex, encodeSeriesIndex, indexedEntry, SERIES_INDEX_VERSION, type FooterEntry, type SeriesIndex } from '@s4/format';
 import type { CatalogStore } from '../catalog/catalog-store.js';
 import { mapLimit } from '../concurrency.js';
 
@@ -67,17 +67,20 @@ export class SeriesIndexBuilder {
     const memo = this.built.get(key);
     if (memo && memo.catalog === etag && (await this.objects.head(key))?.etag === memo.index) return { indexes: 0, footers: 0, bytes: 0 };
     let previous: SeriesIndex | null = null;
+    let current = false;
     const got = await this.objects.get(key);
     if (got && !got.notModified) {
       try {
         previous = decodeSeriesIndex(got.body);
+        current = got.body[4] === SERIES_INDEX_VERSION;
       } catch {
         previous = null; // unreadable: rebuilt from footers like a lost one
       }
     }
     const wanted = new Set(catalog.entries.map((e) => e.key));
     const covered = new Map((previous?.parts ?? []).map((p) => [p.key, p]));
-    if (previous && wanted.size === covered.size && [...wanted].every((k) => covered.has(k))) {
+    // An index of an older version is written again in the current one (from its own entries).
+    if (previous && current && wanted.size === covered.size && [...wanted].every((k) => covered.has(k))) {
       if (etag !== undefined && got && !got.notModified) this.built.set(key, { catalog: etag, index: got.etag });
       return { indexes: 0, footers: 0, bytes: 0 };
     }
