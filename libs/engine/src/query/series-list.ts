@@ -77,21 +77,9 @@ async function visitSeries(
   });
 }
 
-/** Per part: the earliest and latest sample of its series. */
-const spans = new WeakMap<IndexedPart, { min: number; max: number }>();
-
 /** True when every series of the part has all its samples in [from, to). */
 function within(part: IndexedPart, from: number, to: number): boolean {
-  let span = spans.get(part);
-  if (!span) {
-    span = { min: Infinity, max: -Infinity };
-    for (let i = 0; i < part.ordinals.length; i++) {
-      span.min = Math.min(span.min, part.minTs(i));
-      span.max = Math.max(span.max, part.maxTs(i));
-    }
-    spans.set(part, span);
-  }
-  return span.min >= from && span.max < to;
+  return part.earliest >= from && part.latest < to;
 }
 
 /** Series (metric + tags) with data in [from, to), sorted by canonical form. */

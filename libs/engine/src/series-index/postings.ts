@@ -57,14 +57,14 @@ const sortedValues = new WeakMap<ReadonlyMap<string, Uint32Array>, readonly stri
 
 /**
  * The values of a tag the matcher may accept ("" aside): the ones it names when it names them
- * all, else those starting with its literal prefix, else every value.
+ * all, else those with its literal prefix and suffix, else every value.
  */
 function candidateValues(values: ReadonlyMap<string, Uint32Array>, m: CompiledMatcher): readonly string[] {
   if (m.literals) return m.literals.filter((v) => values.has(v));
-  if ('withPrefix' in values) return (values as Postings).withPrefix(m.prefix);
+  if ('withPrefix' in values) return (values as Postings).withPrefix(m.prefix, m.suffix);
   let sorted = sortedValues.get(values);
   if (!sorted) sortedValues.set(values, (sorted = [...values.keys()].sort()));
-  return sorted.filter((v) => v.startsWith(m.prefix));
+  return sorted.filter((v) => v.startsWith(m.prefix) && v.endsWith(m.suffix ?? ''));
 }
 
 /** The ordinals of `ordinals` whose series satisfies `m` (a series without the tag counts as ""). */

@@ -15,11 +15,13 @@ import type { IndexedBlock, IndexedPart, IndexedSeries, Postings, SeriesIndex, S
  */
 export const LAZY_VERSION = 2;
 const WHAT = 'series index';
+const encoder = new TextEncoder();
+const EMPTY = new Uint8Array(0);
 
 /** Rows per block: small enough that a few selected series touch little, large enough for zstd. */
 const STRINGS_PER_BLOCK = 512;
 const SERIES_PER_BLOCK = 256;
-const NAMES_PER_BLOCK = 512;
+const NAMES_PER_BLOCK = 4096;
 const POSTINGS_PER_BLOCK = 256;
 const ENTRIES_PER_BLOCK = 256;
 
@@ -138,6 +140,8 @@ export function encodeLazy(input: SeriesIndexInput, level: number | undefined): 
     const ow = new ByteWriter(entries.length + 16);
     const rows = new Rows();
     let prev = 0;
+    let earliest = entries.length === 0 ? 0 : Infinity;
+    let latest = entries.length === 0 ? 0 : -Infinity;
     entries.forEach((e, i) => {
       const o = ordinal.get(e.id)!;
       if (i > 0 && o === prev) throw new RangeError(`part ${p.key}: series ${e.id} listed twice`);
@@ -148,6 +152,8 @@ export function encodeLazy(input: SeriesIndexInput, level: number | undefined): 
       w.uvarint(e.length);
       w.uvarint(e.count);
       if (e.maxTs < e.minTs) throw new RangeError(`part ${p.key}: series ${e.id} has maxTs before minTs`);
+      earliest = Math.min(earliest, e.minTs);
+      latest = Math.max(latest, e.maxTs);
       w.svarint(e.minTs);
       w.svarint(e.maxTs);
       const d = e.directory;
@@ -169,7 +175,9 @@ export function encodeLazy(input: SeriesIndexInput, level: number | undefined): 
       }
       rows.end();
     });
-    return { key: p.key, window: p.window, n: entries.length, ordinals: encodeFrame(ow.written(), level), entries: rows.section(ENTRIES_PER_BLOCK, level) };
+    // A part holding every series of the index (one part a shard-day, once folded) needs no list.
+    const every = entries.length === ids.length && entries.length > 0;
+    return { key: p.key, window: p.window, earliest, latest, n: entries.length, ordinals: every ? EMPTY : encodeFrame(ow.written(), level), entries: rows.section(ENTRIES_PER_BLOCK, level) };
   });
   const lw = new ByteWriter(256);
   writeLayouts(lw, layouts, ref);
@@ -195,6 +203,8 @@ export function encodeLazy(input: SeriesIndexInput, level: number | undefined): 
   for (const p of partOut) {
     h.str(p.key);
     h.svarint(p.window);
+    h.svarint(p.earliest);
+    h.svarint(p.latest);
     h.uvarint(p.n);
     h.uvarint(p.ordinals.length);
     body.push(p.ordinals);
@@ -314,6 +324,9 @@ export function openLazy(b: Uint8Array): SeriesIndex {
     if (prevPart !== null && !(key > prevPart)) h.fail(`part ${key} out of order or listed twice`);
     prevPart = key;
     const window = h.svarint();
+    const earliest = h.svarint();
+    const latest = h.svarint();
+    if (latest < earliest) h.fail(`part ${key}: latest sample before the earliest`);
     const n = h.uvarint();
     const olen = h.uvarint();
     const ostart = at.pos;
@@ -321,7 +334,8 @@ export function openLazy(b: Uint8Array): SeriesIndex {
     if (at.pos > b.length) h.fail(`part ${key}: ordinals end past the index`);
     const entries = readDir(h, b, at, `part ${key}`);
     if (entries.rows !== n) h.fail(`part ${key}: ${entries.rows} entries for ${n} series`);
-    parts.push(new LazyPart(key, window, n, b.subarray(ostart, ostart + olen), entries, seriesSection.rows, strings, layouts));
+    if (olen === 0 && n !== seriesSection.rows) h.fail(`part ${key}: no ordinals for ${n} of ${seriesSection.rows} series`);
+    parts.push(new LazyPart(key, window, earliest, latest, n, b.subarray(ostart, ostart + olen), entries, seriesSection.rows, strings, layouts));
   }
   h.done();
   if (at.pos !== b.length) hr.fail(`${b.length - at.pos} unexpected trailing bytes`);
@@ -425,12 +439,33 @@ class LazyPostings implements Postings {
     return i < this.section.rows && this.nameAt(i) === name ? i : -1;
   }
 
-  withPrefix(prefix: string): readonly string[] {
+  withPrefix(prefix: string, suffix = ''): readonly string[] {
     const out: string[] = [];
+    // Both ends compared as UTF-8 bytes before a name is decoded (a suffix test refuses most names
+    // of a selective regex); a lone surrogate has no UTF-8 form, so such ends are compared as strings.
+    const bytes = prefix.isWellFormed() && suffix.isWellFormed();
+    const pre = bytes ? encoder.encode(prefix) : EMPTY;
+    const suf = bytes ? encoder.encode(suffix) : EMPTY;
     let prev: string | null = null;
     for (let i = prefix === '' ? 0 : this.lowerBound(prefix); i < this.section.rows; i++) {
+      if (bytes) {
+        const r = this.section.row(i);
+        const len = r.uvarint();
+        const b = r.buf;
+        const at = r.pos;
+        if (len < pre.length) break;
+        let k = 0;
+        while (k < pre.length && b[at + k] === pre[k]) k++;
+        if (k < pre.length) break;
+        if (len < suf.length) continue;
+        const end = at + len - suf.length;
+        k = 0;
+        while (k < suf.length && b[end + k] === suf[k]) k++;
+        if (k < suf.length) continue;
+      }
       const s = this.nameAt(i);
       if (!s.startsWith(prefix)) break;
+      if (!s.endsWith(suffix)) continue;
       if (prev !== null && !(s > prev)) this.section.row(i).fail(`postings of ${JSON.stringify(s)} out of order or listed twice`);
       prev = s;
       out.push(s);
@@ -527,6 +562,8 @@ class LazyPart implements IndexedPart {
   constructor(
     readonly key: string,
     readonly window: number,
+    readonly earliest: number,
+    readonly latest: number,
     private readonly n: number,
     private readonly ordinalBytes: Uint8Array,
     private readonly entries: Section,
@@ -545,6 +582,12 @@ class LazyPart implements IndexedPart {
 
   get ordinals(): Uint32Array {
     if (this.decoded) return this.decoded;
+    if (this.ordinalBytes.length === 0) {
+      // Every series of the index, in order.
+      const all = new Uint32Array(this.n);
+      for (let i = 0; i < this.n; i++) all[i] = i;
+      return (this.decoded = all);
+    }
     const r = new ByteReader(decodeFrame(this.ordinalBytes, `${WHAT} part ${this.key}`), `${WHAT} part ${this.key}`);
     const out = new Uint32Array(this.n);
     let o = 0;

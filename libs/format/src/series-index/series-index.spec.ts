@@ -103,7 +103,12 @@ describe('series index', () => {
         // Names by prefix, as a matcher narrows a key's values.
         for (const [k, m] of want.tags) {
           const names = [...m.keys()].sort();
-          for (const prefix of ['', ...names.map((n) => n.slice(0, 1)), ...names, '\u0000', '\uffff']) expect((index.tags.get(k) as Postings).withPrefix(prefix)).toEqual(names.filter((n) => n.startsWith(prefix)));
+          const postings = index.tags.get(k) as Postings;
+          for (const prefix of ['', ...names.map((n) => n.slice(0, 1)), ...names, '\u0000', '\uffff', '\ud83d']) {
+            expect(postings.withPrefix(prefix)).toEqual(names.filter((n) => n.startsWith(prefix)));
+            for (const suffix of ['', ...names.map((n) => n.slice(-1)), ...names.map((n) => n.slice(-2)), '\ude00', 'zz'])
+              expect(postings.withPrefix(prefix, suffix)).toEqual(names.filter((n) => n.startsWith(prefix) && n.endsWith(suffix)));
+          }
         }
         // Deterministic: the same content in another order gives the same bytes.
         expect(encodeSeriesIndex({ ...i, parts: [...i.parts].reverse().map((p) => ({ ...p, series: [...p.series].reverse() })) }, undefined, version)).toEqual(bytes);

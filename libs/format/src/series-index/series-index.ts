@@ -35,6 +35,9 @@ export interface IndexedPart {
   readonly key: string;
   readonly window: number;
   readonly ordinals: Uint32Array;
+  /** The earliest `minTs` and the latest `maxTs` of its slots (0 and 0 when it has none). */
+  readonly earliest: number;
+  readonly latest: number;
   minTs(i: number): number;
   maxTs(i: number): number;
   block(i: number): IndexedBlock;
@@ -45,8 +48,8 @@ export interface IndexedPart {
  * search instead of sorting or testing every name.
  */
 export interface Postings extends ReadonlyMap<string, Uint32Array> {
-  /** The names starting with `prefix` (every name for ""), ascending. */
-  withPrefix(prefix: string): readonly string[];
+  /** The names starting with `prefix` and ending with `suffix` (every name for ""), ascending. */
+  withPrefix(prefix: string, suffix?: string): readonly string[];
 }
 
 /**
@@ -419,6 +422,14 @@ class ColumnPart implements IndexedPart {
     this.ordinals = c.ordinals;
   }
 
+  get earliest(): number {
+    return this.c.minTs.length === 0 ? 0 : this.c.minTs.reduce((a, b) => Math.min(a, b));
+  }
+
+  get latest(): number {
+    return this.c.maxTs.length === 0 ? 0 : this.c.maxTs.reduce((a, b) => Math.max(a, b));
+  }
+
   get bytes(): number {
     const c = this.c;
     return 200 + c.ordinals.byteLength + c.offsets.byteLength * 5 + c.layouts.byteLength + c.extraStart.byteLength + c.extras.byteLength;
@@ -522,7 +533,8 @@ export class SortedPostings implements Postings {
     return this.all.subarray(this.starts[i], this.starts[i + 1]);
   }
 
-  withPrefix(prefix: string): readonly string[] {
+  withPrefix(prefix: string, suffix = ''): readonly string[] {
+    if (suffix !== '') return this.withPrefix(prefix).filter((n) => n.endsWith(suffix));
     if (prefix === '') return this.names;
     // Names starting with the prefix are contiguous in code-unit order, from the first one ≥ it.
     let lo = 0;
