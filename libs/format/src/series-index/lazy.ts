@@ -22,7 +22,7 @@ const EMPTY = new Uint8Array(0);
 const STRINGS_PER_BLOCK = 512;
 const SERIES_PER_BLOCK = 256;
 const NAMES_PER_BLOCK = 4096;
-const POSTINGS_PER_BLOCK = 256;
+const POSTINGS_PER_BLOCK = 1024;
 const ENTRIES_PER_BLOCK = 256;
 
 interface SectionOut {
@@ -242,11 +242,23 @@ class Section {
 
   /** A reader over row i's bytes. */
   row(i: number): ByteReader {
+    const start = this.locate(i);
+    return new ByteReader(this.raw, this.what, start, this.rowEnd);
+  }
+
+  /** The block bytes holding the row `locate` found last, and where that row ends in them. */
+  raw: Uint8Array = EMPTY;
+  rowEnd = 0;
+
+  /** Where row i starts in `raw` (set, with `rowEnd`, for it): a row read without a reader. */
+  locate(i: number): number {
     const b = Math.floor(i / this.per);
     let block = this.blocks[b];
     if (!block) this.blocks[b] = block = this.decode(b);
     const k = i - b * this.per;
-    return new ByteReader(block.raw, this.what, block.starts[k], block.starts[k + 1]);
+    this.raw = block.raw;
+    this.rowEnd = block.starts[k + 1]!;
+    return block.starts[k]!;
   }
 
   private decode(b: number): { raw: Uint8Array; starts: Uint32Array } {
@@ -449,10 +461,12 @@ class LazyPostings implements Postings {
     let prev: string | null = null;
     for (let i = prefix === '' ? 0 : this.lowerBound(prefix); i < this.section.rows; i++) {
       if (bytes) {
-        const r = this.section.row(i);
-        const len = r.uvarint();
-        const b = r.buf;
-        const at = r.pos;
+        let at = this.section.locate(i);
+        const b = this.section.raw;
+        // The name's length (a uvarint), then its bytes: the rest of the row.
+        while (b[at]! >= 0x80 && at < this.section.rowEnd) at++;
+        at++;
+        const len = this.section.rowEnd - at;
         if (len < pre.length) break;
         let k = 0;
         while (k < pre.length && b[at + k] === pre[k]) k++;
@@ -556,6 +570,16 @@ class LazySeries implements SeriesTable {
   }
 }
 
+/** 0, 1, … n-1, shared by every part that holds every series of its index (never written to). */
+let counting = new Uint32Array(0);
+function identity(n: number): Uint32Array {
+  if (counting.length < n) {
+    counting = new Uint32Array(Math.max(n, counting.length * 2));
+    for (let i = 0; i < counting.length; i++) counting[i] = i;
+  }
+  return counting.subarray(0, n);
+}
+
 /** A part's entries: its ordinals decoded whole when first asked for, each block's rows when one of them is. */
 class LazyPart implements IndexedPart {
   private decoded: Uint32Array | undefined;
@@ -582,12 +606,7 @@ class LazyPart implements IndexedPart {
 
   get ordinals(): Uint32Array {
     if (this.decoded) return this.decoded;
-    if (this.ordinalBytes.length === 0) {
-      // Every series of the index, in order.
-      const all = new Uint32Array(this.n);
-      for (let i = 0; i < this.n; i++) all[i] = i;
-      return (this.decoded = all);
-    }
+    if (this.ordinalBytes.length === 0) return (this.decoded = identity(this.n)); // every series of the index, in order
     const r = new ByteReader(decodeFrame(this.ordinalBytes, `${WHAT} part ${this.key}`), `${WHAT} part ${this.key}`);
     const out = new Uint32Array(this.n);
     let o = 0;
