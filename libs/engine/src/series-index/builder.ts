@@ -68,13 +68,20 @@ export class SeriesIndexBuilder {
     if (memo && memo.catalog === etag && (await this.objects.head(key))?.etag === memo.index) return { indexes: 0, footers: 0, bytes: 0 };
     let previous: SeriesIndex | null = null;
     let current = false;
+    // Every entry of the previous index, read now: version 2 decodes a block when it is read, so a
+    // damaged one shows here (and the index is rebuilt) rather than halfway through a rewrite.
+    let entries = new Map<string, FooterEntry[]>();
     const got = await this.objects.get(key);
     if (got && !got.notModified) {
       try {
-        previous = decodeSeriesIndex(got.body);
+        const ix = decodeSeriesIndex(got.body);
+        entries = new Map(ix.parts.map((p) => [p.key, Array.from(p.ordinals, (_, i) => indexedEntry(ix, p, i))]));
+        for (const m of [ix.metrics, ...ix.tags.values()]) for (const list of m.values()) void list;
+        previous = ix;
         current = got.body[4] === SERIES_INDEX_VERSION;
       } catch {
         previous = null; // unreadable: rebuilt from footers like a lost one
+        entries = new Map();
       }
     }
     const wanted = new Set(catalog.entries.map((e) => e.key));
@@ -86,10 +93,8 @@ export class SeriesIndexBuilder {
     }
     let footers = 0;
     const parts = await mapLimit(catalog.entries, 4, async (e) => {
-      const part = covered.get(e.key);
-      let series: FooterEntry[];
-      if (part && previous) series = Array.from(part.ordinals, (_, i) => indexedEntry(previous, part, i));
-      else {
+      let series = entries.get(e.key);
+      if (!series) {
         const f = await this.objects.get(e.key, { range: { offset: e.footerOffset, length: e.footerLength } });
         // A part registered but gone (deleted after a fold while we read the catalog): the next pass sees the new catalog.
         if (!f || f.notModified) return null;
