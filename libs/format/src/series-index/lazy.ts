@@ -237,8 +237,8 @@ class Section {
     this.blocks = new Array<{ raw: Uint8Array; starts: Uint32Array } | undefined>(ends.length);
   }
 
-  /** Decompressed bytes of the section if every block were read. */
-  rawBytes = 0;
+  /** Bytes of its frames in the index (a decoded block holds ~3x as many: the heap estimate's unit). */
+  storedBytes = 0;
 
   /** A reader over row i's bytes. */
   row(i: number): ByteReader {
@@ -284,20 +284,20 @@ function readDir(h: ByteReader, buf: Uint8Array, at: { pos: number }, what: stri
   const rows = h.uvarint();
   const per = h.uvarint();
   const n = h.count();
-  if (per === 0 ? rows !== 0 : Math.ceil(rows / per) !== n) h.fail(`${what}: ${n} blocks for ${rows} rows of ${per}`);
+  if (per === 0 || Math.ceil(rows / per) !== n) h.fail(`${what}: ${n} blocks for ${rows} rows of ${per}`);
   const ends = new Float64Array(n);
   const start = at.pos;
-  let raw = 0;
+  let stored = 0;
   for (let b = 0; b < n; b++) {
     const len = h.uvarint();
     if (len < FRAME_OVERHEAD) h.fail(`${what}: block of ${len} bytes`);
     at.pos += len;
     if (at.pos > buf.length) h.fail(`${what}: block ${b} ends past the index (${at.pos} > ${buf.length})`);
     ends[b] = at.pos;
-    raw += len;
+    stored += len;
   }
   const s = new Section(buf, start, ends, rows, per, `${WHAT} ${what}`);
-  s.rawBytes = raw;
+  s.storedBytes = stored;
   return s;
 }
 
@@ -352,7 +352,7 @@ export function openLazy(b: Uint8Array): SeriesIndex {
   h.done();
   if (at.pos !== b.length) hr.fail(`${b.length - at.pos} unexpected trailing bytes`);
   let bytes = b.length + 512;
-  bytes += seriesSection.rawBytes * 3 + strings.section.rawBytes * 3 + strings.section.rows * 40;
+  bytes += seriesSection.storedBytes * 3 + strings.section.storedBytes * 3 + strings.section.rows * 40;
   for (const p of parts) bytes += (p as LazyPart).bytes;
   bytes += metrics.bytes;
   for (const t of tags.values()) bytes += 64 + t.bytes;
@@ -398,7 +398,7 @@ class LazyPostings implements Postings {
   }
 
   get bytes(): number {
-    return (this.section.rawBytes + this.listSection.rawBytes) * 3 + this.section.rows * 48;
+    return (this.section.storedBytes + this.listSection.storedBytes) * 3 + this.section.rows * 48;
   }
 
   get size(): number {
@@ -597,7 +597,7 @@ class LazyPart implements IndexedPart {
   ) {}
 
   get bytes(): number {
-    return 200 + this.n * 4 + this.entries.rawBytes * 3;
+    return 200 + this.n * 4 + this.entries.storedBytes * 3;
   }
 
   get length(): number {
