@@ -29,6 +29,8 @@ export interface CompiledMatcher extends TagMatcher {
   readonly literals?: readonly string[] | undefined;
   /** A literal every accepted non-empty value starts with ("" when none is known): an index narrows sorted values to it. */
   readonly prefix: string;
+  /** A literal every accepted non-empty value ends with ("" when none is known): an index tests it before decoding a value. */
+  readonly suffix?: string;
 }
 
 /** Longest regular expression a matcher may hold: they are run against every distinct value of a tag. */
@@ -60,7 +62,7 @@ export function compileMatchers(matchers: readonly TagMatcher[] | undefined): Co
       prefix === '' && suffix === ''
         ? (v: string) => re.test(v)
         : (v: string) => (v === '' ? re.test(v) : v.length >= prefix.length + suffix.length && v.startsWith(prefix) && v.endsWith(suffix) && re.test(v));
-    return { ...m, negated, accepts, prefix };
+    return { ...m, negated, accepts, prefix, suffix };
   });
 }
 

@@ -134,9 +134,30 @@ export class SeriesIndexStore {
     const part = loaded.parts.get(entry.key);
     if (!loaded.index || !part) return undefined;
     const index = loaded.index;
-    const found = slotsOf(part, this.select(index, selector)).map((i) => indexedEntry(index, part, i));
+    let found: FooterEntry[];
+    try {
+      found = slotsOf(part, this.select(index, selector)).map((i) => indexedEntry(index, part, i));
+    } catch (e) {
+      if (!(e instanceof CorruptDataError)) throw e;
+      this.damaged(entry);
+      return undefined;
+    }
     if (loaded.etag !== undefined) this.remember(key, loaded, skey, entry.key, found);
     return found.slice();
+  }
+
+  /**
+   * Forgets the decoded index covering a part after a block of it (version 2 decodes blocks when
+   * a query reads them) turned out damaged: until the index changes, queries read footers.
+   */
+  damaged(entry: CatalogEntry): void {
+    const parsed = parseSegmentKey(entry.key);
+    if (!parsed) return;
+    const key = seriesIndexKey(parsed, Math.floor(parsed.window / DAY_MS) * DAY_MS);
+    const loaded = this.cache.get(key);
+    if (loaded?.index) this.cache.set(key, { index: null, parts: new Map(), etag: loaded.etag, checkedAt: loaded.checkedAt }, 64);
+    const known = this.known.get(key);
+    if (known) this.forget(key, known);
   }
 
   /** Keeps a part's entries for a selector while the index's etag stays (see Known), within KNOWN_ENTRIES. */

@@ -1,4 +1,4 @@
-import { canonicalSeries, isDaySegmentKey, own, type SeriesKey } from '@s4/core';
+import { canonicalSeries, CorruptDataError, isDaySegmentKey, own, type SeriesKey } from '@s4/core';
 import type { IndexedPart, SeriesIndex, SeriesTable } from '@s4/format';
 import { slotsOf } from '../series-index/postings.js';
 import { mapLimit } from '../concurrency.js';
@@ -63,35 +63,29 @@ async function visitSeries(
         if (whole.has(ix)) return;
         let done = seen.get(ix);
         if (!done) seen.set(ix, (done = new Uint8Array(ix.series.length)));
-        for (const i of slotsOf(part, index!.select(ix, selector))) {
-          const o = part.ordinals[i]!;
-          if (done[o] || part.maxTs[i]! < from || part.minTs[i]! >= to) continue;
-          if (dead.length > 0 && coversRange(ix.series.at(o), dead, from, to)) continue;
-          done[o] = 1;
-          foundIn(ix.series, o);
+        try {
+          for (const i of slotsOf(part, index!.select(ix, selector))) {
+            const o = part.ordinals[i]!;
+            if (done[o] || part.maxTs(i) < from || part.minTs(i) >= to) continue;
+            if (dead.length > 0 && coversRange(ix.series.at(o), dead, from, to)) continue;
+            done[o] = 1;
+            foundIn(ix.series, o);
+          }
+          return;
+        } catch (err) {
+          // A damaged block of the index (read on demand): the footer answers, as for a part without one.
+          if (!(err instanceof CorruptDataError)) throw err;
+          index!.damaged(e);
         }
-        return;
       }
       for (const s of (await raw.footer(e)).series) if ((metric === undefined || s.metric === metric) && selects(selector, s.tags) && s.maxTs >= from && s.minTs < to && !coversRange(s, dead, from, to)) found(s);
     });
   });
 }
 
-/** Per part: the earliest and latest sample of its series. */
-const spans = new WeakMap<IndexedPart, { min: number; max: number }>();
-
 /** True when every series of the part has all its samples in [from, to). */
 function within(part: IndexedPart, from: number, to: number): boolean {
-  let span = spans.get(part);
-  if (!span) {
-    span = { min: Infinity, max: -Infinity };
-    for (let i = 0; i < part.minTs.length; i++) {
-      span.min = Math.min(span.min, part.minTs[i]!);
-      span.max = Math.max(span.max, part.maxTs[i]!);
-    }
-    spans.set(part, span);
-  }
-  return span.min >= from && span.max < to;
+  return part.earliest >= from && part.latest < to;
 }
 
 /** Series (metric + tags) with data in [from, to), sorted by canonical form. */

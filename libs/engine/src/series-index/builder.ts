@@ -1,5 +1,5 @@
 import { DAY_MS, allShards, seriesIndexKey, type Clock, type ObjectStore, type ShardRef } from '@s4/core';
-import { decodeFooter, decodeSeriesIndex, encodeSeriesIndex, indexedEntry, type FooterEntry, type SeriesIndex } from '@s4/format';
+import { decodeFooter, decodeSeriesIndex, encodeSeriesIndex, indexedEntry, SERIES_INDEX_VERSION, type FooterEntry, type SeriesIndex } from '@s4/format';
 import type { CatalogStore } from '../catalog/catalog-store.js';
 import { mapLimit } from '../concurrency.js';
 
@@ -67,26 +67,34 @@ export class SeriesIndexBuilder {
     const memo = this.built.get(key);
     if (memo && memo.catalog === etag && (await this.objects.head(key))?.etag === memo.index) return { indexes: 0, footers: 0, bytes: 0 };
     let previous: SeriesIndex | null = null;
+    let current = false;
+    // Every entry of the previous index, read now: version 2 decodes a block when it is read, so a
+    // damaged one shows here (and the index is rebuilt) rather than halfway through a rewrite.
+    let entries = new Map<string, FooterEntry[]>();
     const got = await this.objects.get(key);
     if (got && !got.notModified) {
       try {
-        previous = decodeSeriesIndex(got.body);
+        const ix = decodeSeriesIndex(got.body);
+        entries = new Map(ix.parts.map((p) => [p.key, Array.from(p.ordinals, (_, i) => indexedEntry(ix, p, i))]));
+        for (const m of [ix.metrics, ...ix.tags.values()]) for (const list of m.values()) void list;
+        previous = ix;
+        current = got.body[4] === SERIES_INDEX_VERSION;
       } catch {
         previous = null; // unreadable: rebuilt from footers like a lost one
+        entries = new Map();
       }
     }
     const wanted = new Set(catalog.entries.map((e) => e.key));
     const covered = new Map((previous?.parts ?? []).map((p) => [p.key, p]));
-    if (previous && wanted.size === covered.size && [...wanted].every((k) => covered.has(k))) {
+    // An index of an older version is written again in the current one (from its own entries).
+    if (previous && current && wanted.size === covered.size && [...wanted].every((k) => covered.has(k))) {
       if (etag !== undefined && got && !got.notModified) this.built.set(key, { catalog: etag, index: got.etag });
       return { indexes: 0, footers: 0, bytes: 0 };
     }
     let footers = 0;
     const parts = await mapLimit(catalog.entries, 4, async (e) => {
-      const part = covered.get(e.key);
-      let series: FooterEntry[];
-      if (part && previous) series = Array.from(part.ordinals, (_, i) => indexedEntry(previous, part, i));
-      else {
+      let series = entries.get(e.key);
+      if (!series) {
         const f = await this.objects.get(e.key, { range: { offset: e.footerOffset, length: e.footerLength } });
         // A part registered but gone (deleted after a fold while we read the catalog): the next pass sees the new catalog.
         if (!f || f.notModified) return null;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileMatchers, matchersMatch, tagsMatch, type TagMatcher } from '@s4/core';
-import { seriesTable, type IndexedPart, type SeriesIndex } from '@s4/format';
+import { decodeSeriesIndex, encodeSeriesIndex, seriesTable, type FooterEntry, type IndexedPart, type SeriesIndex } from '@s4/format';
 import { difference, intersect, selectOrdinals, slotsOf, union } from './postings.js';
 
 /** An index of just a series table and its postings (parts are not needed to select). */
@@ -24,7 +24,6 @@ function indexOf(series: { metric: string; tags: Record<string, string> }[]): Se
     metrics: new Map([...metrics].map(([k, v]) => [k, Uint32Array.from(v)])),
     tags: new Map([...tags].map(([k, m]) => [k, new Map([...m].map(([v, l]) => [v, Uint32Array.from(l)]))])),
     layouts: [],
-    strings: [],
     parts: [],
   };
 }
@@ -69,6 +68,40 @@ describe('selection from postings', () => {
         expect([...selectOrdinals(indexOf(series), { metric, tags: {}, matchers: compiled })]).toEqual(want);
       }),
       { numRuns: 400 },
+    );
+  });
+
+  it('selects from a version 2 index (rows decoded on demand) exactly what it selects from the same index decoded whole (version 1)', () => {
+    // Unicode names, empty tag sets, keys with many values: the shapes that move names across blocks.
+    const name = fc.oneof(fc.constantFrom('a', 'ab', 'web-1', 'web-10', 'x.y', 'ü😀', 'é', 'a\u0000b'), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 4 }));
+    const many = fc.array(
+      fc.record({ metric: fc.constantFrom('cpu', 'mem', 'ü'), tags: fc.oneof(fc.constant({}), fc.dictionary(fc.constantFrom('host', 'dc', 'ключ'), name, { maxKeys: 3 })), n: fc.nat({ max: 2_000 }) }),
+      { maxLength: 120 },
+    );
+    const matcher: fc.Arbitrary<TagMatcher> = fc.record({
+      key: fc.oneof({ weight: 4, arbitrary: fc.constant('host') }, fc.constantFrom('dc', 'ключ', 'none')),
+      op: fc.constantFrom('=' as const, '!=' as const, '=~' as const, '!~' as const),
+      value: fc.oneof(name, { weight: 3, arbitrary: fc.constantFrom('', '.*', '.+', 'web-.*', 'web-1.*', 'web-[0-9]*0', '.*b', 'a|ab', 'ü.*', 'x\\.y|', '(a|é).*') }),
+    });
+    fc.assert(
+      fc.property(many, fc.option(fc.constantFrom('cpu', 'mem', 'ü', 'disk'), { nil: undefined }), fc.dictionary(fc.constantFrom('host', 'dc'), name, { maxKeys: 1 }), fc.array(matcher, { maxLength: 3 }), (list, metric, tags, matchers) => {
+        // Many series: the version 2 sections then span several blocks (hundreds of rows each).
+        const series: FooterEntry[] = [];
+        list.forEach((s, i) => {
+          for (let k = 0; k <= s.n % 7; k++) series.push({ id: `${String(i).padStart(4, '0')}-${k}`, metric: s.metric, tags: { ...s.tags, ...(k > 0 ? { host: `web-${s.n + k}` } : {}) }, offset: 0, length: 9, count: 1, minTs: 0, maxTs: 0, fields: ['value'] });
+        });
+        const input = { ns: 'x', shard: 0, day: 0, parts: [{ key: 'p', window: 0, series }] };
+        const whole = decodeSeriesIndex(encodeSeriesIndex(input, 0, 1));
+        const lazy = decodeSeriesIndex(encodeSeriesIndex(input, 0, 2));
+        expect(lazy.series.onDemand).toBe(true);
+        const compiled = compileMatchers(matchers);
+        const want = [...selectOrdinals(whole, { metric, tags, matchers: compiled })];
+        expect([...selectOrdinals(lazy, { metric, tags, matchers: compiled })]).toEqual(want);
+        // And what a scan of every series gives.
+        const scan = Array.from({ length: whole.series.length }, (_, o) => whole.series.at(o)).flatMap((s, o) => ((metric === undefined || s.metric === metric) && tagsMatch(s.tags, tags) && matchersMatch(s.tags, compiled) ? [o] : []));
+        expect(want).toEqual(scan);
+      }),
+      { numRuns: 150 },
     );
   });
 

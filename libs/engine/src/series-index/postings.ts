@@ -1,5 +1,5 @@
 import type { CompiledMatcher, Tags } from '@s4/core';
-import { SortedPostings, type IndexedPart, type SeriesIndex } from '@s4/format';
+import type { IndexedPart, Postings, SeriesIndex } from '@s4/format';
 
 /** A selector as the index answers it: a metric (any when undefined), tag equalities, matchers. */
 export interface IndexSelector {
@@ -9,6 +9,11 @@ export interface IndexSelector {
 }
 
 const EMPTY = new Uint32Array(0);
+/**
+ * Reading a series' tags from an index that decodes rows on demand, in value tests: its block of
+ * rows and the string table's blocks of its values, against names the matcher already holds.
+ */
+const SERIES_READ_COST = 16;
 
 /**
  * The ordinals (ascending) of the index's series the selector matches, from the postings alone:
@@ -26,10 +31,10 @@ export function selectOrdinals(index: SeriesIndex, selector: IndexSelector): Uin
   for (const m of selector.matchers) {
     const values = index.tags.get(m.key);
     const candidates = values ? candidateValues(values, m) : [];
-    if (current !== null && current.length < candidates.length) {
+    if (current !== null && current.length * (index.series.onDemand ? SERIES_READ_COST : 1) < candidates.length) {
       // Fewer series left than values to test (one metric's series against a host tag with a
       // value per host): testing each series' own value is cheaper than testing every value
-      // and merging their lists.
+      // and merging their lists. Unless reading a series means decoding its rows' blocks.
       current = filterSeries(index, current, m);
       if (current.length === 0) return current;
       continue;
@@ -47,36 +52,19 @@ export function selectOrdinals(index: SeriesIndex, selector: IndexSelector): Uin
   return current ?? all();
 }
 
-/** Per tag key's postings: its values sorted, for narrowing to a prefix by binary search. */
+/** Per tag key's postings that do not keep their names in order (plain maps): its values sorted. */
 const sortedValues = new WeakMap<ReadonlyMap<string, Uint32Array>, readonly string[]>();
 
 /**
  * The values of a tag the matcher may accept ("" aside): the ones it names when it names them
- * all, else those starting with its literal prefix, else every value.
+ * all, else those with its literal prefix and suffix, else every value.
  */
 function candidateValues(values: ReadonlyMap<string, Uint32Array>, m: CompiledMatcher): readonly string[] {
   if (m.literals) return m.literals.filter((v) => values.has(v));
-  let sorted = values instanceof SortedPostings ? values.names : sortedValues.get(values);
+  if ('withPrefix' in values) return (values as Postings).withPrefix(m.prefix, m.suffix);
+  let sorted = sortedValues.get(values);
   if (!sorted) sortedValues.set(values, (sorted = [...values.keys()].sort()));
-  if (m.prefix === '') return sorted;
-  // Values starting with the prefix are contiguous in code-unit order, from the first one ≥ it.
-  const from = lowerBound(sorted, m.prefix);
-  let to = from;
-  while (to < sorted.length && sorted[to]!.startsWith(m.prefix)) to++;
-  return sorted.slice(from, to);
-}
-
-// Not columns/merge.ts's lowerBound: one function comparing both strings and numbers goes
-// polymorphic on the number path every range clip takes.
-function lowerBound(sorted: readonly string[], s: string): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid]! < s) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+  return sorted.filter((v) => v.startsWith(m.prefix) && v.endsWith(m.suffix ?? ''));
 }
 
 /** The ordinals of `ordinals` whose series satisfies `m` (a series without the tag counts as ""). */

@@ -171,7 +171,7 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
 export class ByteReader {
   pos: number;
   readonly end: number;
-  private readonly view: DataView;
+  private dataView: DataView | undefined;
 
   constructor(
     readonly buf: Uint8Array,
@@ -181,7 +181,11 @@ export class ByteReader {
   ) {
     this.pos = start;
     this.end = end;
-    this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  }
+
+  // Made when first needed: a reader per small row (series index version 2) mostly reads varints.
+  private get view(): DataView {
+    return (this.dataView ??= new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength));
   }
 
   fail(why: string): never {

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { CorruptDataError } from '@s4/core';
 import { decodeFooter, encodeSegment, readTrailer, SEGMENT_TRAILER_BYTES, type FooterEntry, type SegmentSeriesInput } from '../segment/index.js';
 import { series as seriesArb, unicode } from '../testing/arbitraries.js';
-import { decodeSeriesIndex, encodeSeriesIndex, indexedEntry, type SeriesIndex, type SeriesIndexInput } from './series-index.js';
+import { decodeSeriesIndex, encodeSeriesIndex, indexedEntry, type Postings, type SeriesIndex, type SeriesIndexInput } from './series-index.js';
 
 const H = 1_763_784_000_000; // 2025-11-22T04:00Z
 const DAY = H - 4 * 3_600_000;
@@ -37,6 +37,17 @@ function postingsOf(index: SeriesIndex) {
 
 const asLists = (m: ReadonlyMap<string, Uint32Array>) => new Map([...m].map(([k, v]) => [k, [...v]]));
 
+/** Everything an index says, as plain data (reads every block of a version 2 index). */
+const content = (index: SeriesIndex) => ({
+  ns: index.ns,
+  shard: index.shard,
+  day: index.day,
+  series: Array.from({ length: index.series.length }, (_, o) => index.series.at(o)),
+  metrics: Object.fromEntries([...asLists(index.metrics)]),
+  tags: Object.fromEntries([...index.tags].map(([k, m]) => [k, Object.fromEntries(asLists(m))])),
+  parts: Object.fromEntries([...entriesOf(index)].map(([k, m]) => [k, [...m.values()]])),
+});
+
 /** Parts of one shard-day: a pool of series (one metric and tag set per id), each part holding some of them. */
 const input: fc.Arbitrary<{ input: SeriesIndexInput; footers: Map<string, FooterEntry[]> }> = fc
   .uniqueArray(fc.string({ unit: 'binary', minLength: 1, maxLength: 16 }), { minLength: 1, maxLength: 8 })
@@ -61,10 +72,10 @@ const input: fc.Arbitrary<{ input: SeriesIndexInput; footers: Map<string, Footer
   });
 
 describe('series index', () => {
-  it('round-trips: every part lists its footer entries exactly, and the postings are the series table inverted', () => {
+  it.each([1, 2] as const)('round-trips (version %i): every part lists its footer entries exactly, and the postings are the series table inverted', (version) => {
     fc.assert(
       fc.property(input, ({ input: i, footers }) => {
-        const bytes = encodeSeriesIndex(i);
+        const bytes = encodeSeriesIndex(i, undefined, version);
         const index = decodeSeriesIndex(bytes);
         expect([index.ns, index.shard, index.day]).toEqual([i.ns, i.shard, i.day]);
         const got = entriesOf(index);
@@ -88,36 +99,49 @@ describe('series index', () => {
           expect(index.tags.get(k)!.get('\u0000none')).toBeUndefined();
         }
         for (const [name, list] of want.metrics) expect([...(index.metrics.get(name) ?? [])]).toEqual(list);
+        expect(index.metrics.get('\u0000none')).toBeUndefined();
+        // Names by prefix, as a matcher narrows a key's values.
+        for (const [k, m] of want.tags) {
+          const names = [...m.keys()].sort();
+          const postings = index.tags.get(k) as Postings;
+          for (const prefix of ['', ...names.map((n) => n.slice(0, 1)), ...names, '\u0000', '\uffff', '\ud83d']) {
+            expect(postings.withPrefix(prefix)).toEqual(names.filter((n) => n.startsWith(prefix)));
+            for (const suffix of ['', ...names.map((n) => n.slice(-1)), ...names.map((n) => n.slice(-2)), '\ude00', 'zz'])
+              expect(postings.withPrefix(prefix, suffix)).toEqual(names.filter((n) => n.startsWith(prefix) && n.endsWith(suffix)));
+          }
+        }
         // Deterministic: the same content in another order gives the same bytes.
-        expect(encodeSeriesIndex({ ...i, parts: [...i.parts].reverse().map((p) => ({ ...p, series: [...p.series].reverse() })) })).toEqual(bytes);
+        expect(encodeSeriesIndex({ ...i, parts: [...i.parts].reverse().map((p) => ({ ...p, series: [...p.series].reverse() })) }, undefined, version)).toEqual(bytes);
       }),
       { numRuns: 150 },
     );
   });
 
-  it('refuses damaged bytes with CorruptDataError, never another error', () => {
+  // Version 2 decodes blocks when they are read: the whole index is read here, so a damaged block shows.
+  it.each([1, 2] as const)('refuses damaged bytes (version %i) with CorruptDataError, never another error', (version) => {
+    const readAll = (b: Uint8Array) => content(decodeSeriesIndex(b));
     fc.assert(
-      fc.property(input, fc.nat(), fc.integer({ min: 1, max: 255 }), ({ input: i }, at, x) => {
-        const bytes = encodeSeriesIndex(i, 0);
+      fc.property(input, fc.nat(), fc.integer({ min: 1, max: 255 }), fc.constantFrom(0, 3), ({ input: i }, at, x, level) => {
+        const bytes = encodeSeriesIndex(i, level, version);
         const bad = bytes.slice();
         bad[at % bad.length]! ^= x;
         try {
-          decodeSeriesIndex(bad);
+          readAll(bad);
         } catch (e) {
           expect(e).toBeInstanceOf(CorruptDataError);
         }
-        expect(() => decodeSeriesIndex(bytes.subarray(0, bytes.length - 1 - (at % bytes.length)))).toThrow(CorruptDataError);
+        expect(() => readAll(bytes.subarray(0, bytes.length - 1 - (at % bytes.length)))).toThrow(CorruptDataError);
       }),
       { numRuns: 150 },
     );
   });
 
   /**
-   * Golden file: an index of version 1, committed with its decoded content. Readers must keep
-   * decoding it; the writer must keep producing it byte for byte. Regenerate only for a new version:
+   * Golden files: an index of each version, committed with its decoded content. Readers must keep
+   * decoding them; the writer must keep producing them byte for byte. Regenerate only for a new version:
    *   S4_UPDATE_GOLDEN=1 npx vitest run --project unit libs/format/src/series-index
    */
-  it('decodes and re-encodes the golden file of version 1 exactly', () => {
+  it.each([1, 2] as const)('decodes and re-encodes the golden file of version %i exactly', (version) => {
     const dir = (name: string) => fileURLToPath(new URL(`../../testdata/${name}`, import.meta.url));
     const pool: SegmentSeriesInput[] = [
       { id: '0a1b2c3d4e5f6071', metric: 'cpu.usage', tags: { host: 'web-1', dc: 'eu' }, ts: [H, H + 10_000, H + 20_000], fields: { value: [0.5, 0.75, 1] } },
@@ -136,22 +160,14 @@ describe('series index', () => {
         part('v1/golden/seg/0003/20251122T05Z/p000001-f0000000002.s4seg', H + 3_600_000, pool.slice(3), 2),
       ],
     };
-    const bytes = encodeSeriesIndex(golden);
-    const content = (index: SeriesIndex) => ({
-      ns: index.ns,
-      shard: index.shard,
-      day: index.day,
-      series: Array.from({ length: index.series.length }, (_, o) => index.series.at(o)),
-      metrics: Object.fromEntries([...asLists(index.metrics)]),
-      tags: Object.fromEntries([...index.tags].map(([k, m]) => [k, Object.fromEntries(asLists(m))])),
-      parts: Object.fromEntries([...entriesOf(index)].map(([k, m]) => [k, [...m.values()]])),
-    });
+    const bytes = encodeSeriesIndex(golden, undefined, version);
+    const name = `series-index-v${version}`;
     if (process.env.S4_UPDATE_GOLDEN === '1') {
-      writeFileSync(dir('series-index-v1.s4idx'), bytes);
-      writeFileSync(dir('series-index-v1.json'), `${JSON.stringify(content(decodeSeriesIndex(bytes)), null, 1)}\n`);
+      writeFileSync(dir(`${name}.s4idx`), bytes);
+      writeFileSync(dir(`${name}.json`), `${JSON.stringify(content(decodeSeriesIndex(bytes)), null, 1)}\n`);
     }
-    const stored = new Uint8Array(readFileSync(dir('series-index-v1.s4idx')));
-    expect(JSON.parse(JSON.stringify(content(decodeSeriesIndex(stored))))).toEqual(JSON.parse(readFileSync(dir('series-index-v1.json'), 'utf8')));
+    const stored = new Uint8Array(readFileSync(dir(`${name}.s4idx`)));
+    expect(JSON.parse(JSON.stringify(content(decodeSeriesIndex(stored))))).toEqual(JSON.parse(readFileSync(dir(`${name}.json`), 'utf8')));
     expect(bytes).toEqual(stored);
   });
 });

@@ -7,6 +7,7 @@ import { readLayouts, writeLayouts } from '../segment/footer.js';
 import { setOwn } from '../codec/bytes.js';
 import { indexLayout, layoutKey } from '../segment/layout.js';
 import type { BlockLayout, FooterEntry } from '../segment/types.js';
+import { encodeLazy, LAZY_VERSION, openLazy } from './lazy.js';
 
 /**
  * The series index of one (namespace, shard, UTC day): every series of the parts it covers, the
@@ -14,7 +15,7 @@ import type { BlockLayout, FooterEntry } from '../segment/types.js';
  * series' block is — a query answers a selector and reads the blocks without any footer.
  * Specification: docs/format/series-index.md.
  */
-export const SERIES_INDEX_VERSION = 1;
+export const SERIES_INDEX_VERSION = LAZY_VERSION;
 /** "S4IX". */
 export const SERIES_INDEX_MAGIC = new Uint8Array([0x53, 0x34, 0x49, 0x58]);
 const WHAT = 'series index';
@@ -26,24 +27,29 @@ export interface IndexedSeries {
   readonly tags: Readonly<Record<string, string>>;
 }
 
-/**
- * The blocks of one covered part as columns (one slot per series the part holds, ascending
- * ordinal): decoded once and kept, so a large index costs typed arrays, not an object per block.
- */
+/** Where a series' block is in a part: its footer entry without the series' id, metric and tags. */
+export type IndexedBlock = Omit<FooterEntry, 'id' | 'metric' | 'tags'>;
+
+/** One covered part: the ordinals (ascending) of the series it holds, and each slot's block. */
 export interface IndexedPart {
   readonly key: string;
   readonly window: number;
   readonly ordinals: Uint32Array;
-  readonly offsets: Float64Array;
-  readonly lengths: Float64Array;
-  readonly counts: Float64Array;
-  readonly minTs: Float64Array;
-  readonly maxTs: Float64Array;
-  /** Index into `SeriesIndex.layouts` (version 2 blocks), or -1 for a version 1 block. */
-  readonly layouts: Int32Array;
-  /** Slot i's chunk lengths (v2) or field refs (v1) are `extras[extraStart[i] .. extraStart[i+1])`. */
-  readonly extraStart: Uint32Array;
-  readonly extras: Float64Array;
+  /** The earliest `minTs` and the latest `maxTs` of its slots (0 and 0 when it has none). */
+  readonly earliest: number;
+  readonly latest: number;
+  minTs(i: number): number;
+  maxTs(i: number): number;
+  block(i: number): IndexedBlock;
+}
+
+/**
+ * Postings by name with their names ascending: a matcher narrows to a literal prefix by binary
+ * search instead of sorting or testing every name.
+ */
+export interface Postings extends ReadonlyMap<string, Uint32Array> {
+  /** The names starting with `prefix` and ending with `suffix` (every name for ""), ascending. */
+  withPrefix(prefix: string, suffix?: string): readonly string[];
 }
 
 /**
@@ -53,6 +59,11 @@ export interface IndexedPart {
  */
 export interface SeriesTable {
   readonly length: number;
+  /**
+   * True when a series' row is decompressed and decoded when first read (version 2): a selection
+   * then prefers the postings to reading the tags of many series.
+   */
+  readonly onDemand?: boolean;
   /** Series `o` as a new object. */
   at(o: number): IndexedSeries;
   /** The value of tag `key` of series `o`, or undefined when it has none. */
@@ -71,9 +82,9 @@ export interface SeriesIndex {
   /** Per tag key, per value, ordinals (ascending) of the series carrying that pair. */
   readonly tags: ReadonlyMap<string, ReadonlyMap<string, Uint32Array>>;
   readonly layouts: readonly BlockLayout[];
-  /** String table: v1 field refs in `IndexedPart.extras` point into it. */
-  readonly strings: readonly string[];
   readonly parts: readonly IndexedPart[];
+  /** Roughly the heap it holds once every part of it has been read (version 2 decodes on demand). */
+  readonly bytes?: number;
 }
 
 /** What an index is built from: the footer entries of every part it covers. */
@@ -85,10 +96,31 @@ export interface SeriesIndexInput {
 }
 
 /**
- * "S4IX" | version u8 | 3 zero bytes | frame(payload); the payload layout is in the spec.
+ * "S4IX" | version u8 | 3 zero bytes | the version's payload (the spec). Writers write the
+ * current version; version 1 stays writable for its golden file and for comparisons.
  * Deterministic: parts sorted by key, series by id, postings by name, so equal inputs give equal bytes.
  */
-export function encodeSeriesIndex(input: SeriesIndexInput, level?: number): Uint8Array {
+export function encodeSeriesIndex(input: SeriesIndexInput, level?: number, version: 1 | 2 = SERIES_INDEX_VERSION): Uint8Array {
+  if (version === 1) return withHeader(1, [encodeV1(input, level)]);
+  return withHeader(2, encodeLazy(input, level));
+}
+
+function withHeader(version: number, chunks: readonly Uint8Array[]): Uint8Array {
+  let n = 8;
+  for (const c of chunks) n += c.length;
+  const out = new Uint8Array(n);
+  out.set(SERIES_INDEX_MAGIC);
+  out[4] = version;
+  let at = 8;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
+}
+
+/** Version 1's payload: frame(everything). */
+function encodeV1(input: SeriesIndexInput, level?: number): Uint8Array {
   const table = new Map<string, number>();
   const ref = (s: string) => {
     let i = table.get(s);
@@ -203,19 +235,21 @@ export function encodeSeriesIndex(input: SeriesIndexInput, level?: number): Uint
   w.bytes(sw.written());
   w.bytes(pw.written());
   w.bytes(bw.written());
-  const frame = encodeFrame(w.written(), level);
-  const out = new Uint8Array(8 + frame.length);
-  out.set(SERIES_INDEX_MAGIC);
-  out[4] = SERIES_INDEX_VERSION;
-  out.set(frame, 8);
-  return out;
+  return encodeFrame(w.written(), level);
 }
 
 export function decodeSeriesIndex(b: Uint8Array): SeriesIndex {
   if (b.length < 8) throw new CorruptDataError(WHAT, `${b.length} bytes is too short`);
   for (let i = 0; i < 4; i++) if (b[i] !== SERIES_INDEX_MAGIC[i]) throw new CorruptDataError(WHAT, 'magic "S4IX" missing');
-  if (b[4] !== SERIES_INDEX_VERSION) throw new CorruptDataError(WHAT, `unsupported version ${b[4]}`);
+  if (b[4] !== 1 && b[4] !== LAZY_VERSION) throw new CorruptDataError(WHAT, `unsupported version ${b[4]}`);
   if (b[5] !== 0 || b[6] !== 0 || b[7] !== 0) throw new CorruptDataError(WHAT, 'reserved header bytes are not zero');
+  if (b[4] === LAZY_VERSION) {
+    try {
+      return openLazy(b);
+    } catch (err) {
+      throw asCorrupt(WHAT, err);
+    }
+  }
   try {
     const r = new ByteReader(decodeFrame(b.subarray(8), WHAT), WHAT);
     const ns = r.str();
@@ -343,10 +377,11 @@ export function decodeSeriesIndex(b: Uint8Array): SeriesIndex {
         }
       }
       part.extraStart[n] = part.extras.length;
-      parts.push({ ...part, extras: Float64Array.from(part.extras) });
+      parts.push(new ColumnPart({ ...part, extras: Float64Array.from(part.extras) }, strings, layouts));
     }
     r.done();
-    return { ns, shard, day, series, metrics, tags, layouts, strings, parts };
+    const index = { ns, shard, day, series, metrics, tags, layouts, parts };
+    return { ...index, bytes: v1Bytes(index, strings) };
   } catch (err) {
     throw asCorrupt(WHAT, err);
   }
@@ -355,12 +390,68 @@ export function decodeSeriesIndex(b: Uint8Array): SeriesIndex {
 /** The footer entry of slot `i` of a part, as the segment's own footer has it. */
 export function indexedEntry(index: SeriesIndex, part: IndexedPart, i: number): FooterEntry {
   const s = index.series.at(part.ordinals[i]!);
-  const extras = Array.from(part.extras.subarray(part.extraStart[i], part.extraStart[i + 1]));
-  const base = { id: s.id, metric: s.metric, tags: s.tags as Record<string, string>, offset: part.offsets[i]!, length: part.lengths[i]!, count: part.counts[i]!, minTs: part.minTs[i]!, maxTs: part.maxTs[i]! };
-  const li = part.layouts[i]!;
-  if (li < 0) return { ...base, fields: extras.map((f) => index.strings[f]!) };
-  const layout = index.layouts[li]!;
-  return { ...base, fields: indexLayout(layout).fields as string[], directory: { layout, chunkLengths: extras } };
+  return { id: s.id, metric: s.metric, tags: s.tags, ...part.block(i) };
+}
+
+/** A version 1 part: its blocks as columns, decoded whole (one slot per series it holds, ascending ordinal). */
+class ColumnPart implements IndexedPart {
+  readonly key: string;
+  readonly window: number;
+  readonly ordinals: Uint32Array;
+  constructor(
+    readonly c: {
+      key: string;
+      window: number;
+      ordinals: Uint32Array;
+      offsets: Float64Array;
+      lengths: Float64Array;
+      counts: Float64Array;
+      minTs: Float64Array;
+      maxTs: Float64Array;
+      /** Index into the layouts (version 2 blocks), or -1 for a version 1 block. */
+      layouts: Int32Array;
+      /** Slot i's chunk lengths (v2) or field refs (v1) are `extras[extraStart[i] .. extraStart[i+1])`. */
+      extraStart: Uint32Array;
+      extras: Float64Array;
+    },
+    private readonly strings: readonly string[],
+    private readonly layouts: readonly BlockLayout[],
+  ) {
+    this.key = c.key;
+    this.window = c.window;
+    this.ordinals = c.ordinals;
+  }
+
+  get earliest(): number {
+    return this.c.minTs.length === 0 ? 0 : this.c.minTs.reduce((a, b) => Math.min(a, b));
+  }
+
+  get latest(): number {
+    return this.c.maxTs.length === 0 ? 0 : this.c.maxTs.reduce((a, b) => Math.max(a, b));
+  }
+
+  get bytes(): number {
+    const c = this.c;
+    return 200 + c.ordinals.byteLength + c.offsets.byteLength * 5 + c.layouts.byteLength + c.extraStart.byteLength + c.extras.byteLength;
+  }
+
+  minTs(i: number): number {
+    return this.c.minTs[i]!;
+  }
+
+  maxTs(i: number): number {
+    return this.c.maxTs[i]!;
+  }
+
+  block(i: number): IndexedBlock {
+    const c = this.c;
+    const extras = Array.from(c.extras.subarray(c.extraStart[i], c.extraStart[i + 1]));
+    const base = { offset: c.offsets[i]!, length: c.lengths[i]!, count: c.counts[i]!, minTs: c.minTs[i]!, maxTs: c.maxTs[i]! };
+    const li = c.layouts[i]!;
+    if (li < 0) return { ...base, fields: extras.map((f) => this.strings[f]!) };
+    const layout = this.layouts[li]!;
+    return { ...base, fields: indexLayout(layout).fields as string[], directory: { layout, chunkLengths: extras } };
+  }
 }
 
 function push(m: Map<string, number[]>, k: string, v: number): void {
@@ -410,7 +501,7 @@ class ColumnSeries implements SeriesTable {
 }
 
 /** Postings by name, names in code-unit order, each list a view into one array. */
-export class SortedPostings implements ReadonlyMap<string, Uint32Array> {
+export class SortedPostings implements Postings {
   constructor(
     /** Ascending. */
     readonly names: readonly string[],
@@ -440,6 +531,22 @@ export class SortedPostings implements ReadonlyMap<string, Uint32Array> {
 
   private list(i: number): Uint32Array {
     return this.all.subarray(this.starts[i], this.starts[i + 1]);
+  }
+
+  withPrefix(prefix: string, suffix = ''): readonly string[] {
+    if (suffix !== '') return this.withPrefix(prefix).filter((n) => n.endsWith(suffix));
+    if (prefix === '') return this.names;
+    // Names starting with the prefix are contiguous in code-unit order, from the first one ≥ it.
+    let lo = 0;
+    let hi = this.names.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.names[mid]! < prefix) lo = mid + 1;
+      else hi = mid;
+    }
+    let to = lo;
+    while (to < this.names.length && this.names[to]!.startsWith(prefix)) to++;
+    return this.names.slice(lo, to);
   }
 
   get(name: string): Uint32Array | undefined {
@@ -477,13 +584,22 @@ export function seriesTable(list: readonly IndexedSeries[]): SeriesTable {
   return { length: list.length, at: (o) => list[o]!, tag: (o, key) => (Object.hasOwn(list[o]!.tags, key) ? list[o]!.tags[key] : undefined), keys: (o) => Object.keys(list[o]!.tags) };
 }
 
-/** Roughly the heap a decoded index holds: its arrays, an id string per series, and the string table. */
+/** Roughly the heap a decoded index holds: its own estimate, else its arrays and a series object per series. */
 export function decodedIndexBytes(index: SeriesIndex): number {
+  if (index.bytes !== undefined) return index.bytes;
+  let n = index.series.length * 160;
+  for (const m of [index.metrics, ...index.tags.values()]) n += 64 + m.size * 120;
+  for (const p of index.parts) n += 200 + p.ordinals.length * 60;
+  return n;
+}
+
+/** A version 1 index's heap: its arrays, an id string per series, and the string table. */
+function v1Bytes(index: SeriesIndex, strings: readonly string[]): number {
   let n = index.series instanceof ColumnSeries ? index.series.bytes : index.series.length * 160;
-  for (const s of index.strings) n += 24 + s.length;
+  for (const s of strings) n += 24 + s.length;
   const postings = (m: ReadonlyMap<string, Uint32Array>) => (m instanceof SortedPostings ? m.bytes : m.size * 120);
   n += postings(index.metrics);
   for (const m of index.tags.values()) n += 64 + postings(m);
-  for (const p of index.parts) n += 200 + p.ordinals.byteLength + p.offsets.byteLength * 5 + p.layouts.byteLength + p.extraStart.byteLength + p.extras.byteLength;
+  for (const p of index.parts) n += p instanceof ColumnPart ? p.bytes : 200;
   return n;
 }
