@@ -76,6 +76,7 @@ export class SeriesIndexBuilder {
       try {
         const ix = decodeSeriesIndex(got.body);
         entries = new Map(ix.parts.map((p) => [p.key, Array.from(p.ordinals, (_, i) => indexedEntry(ix, p, i))]));
+        // Postings lists decode when iterated: a damaged one must show here too.
         for (const m of [ix.metrics, ...ix.tags.values()]) for (const list of m.values()) void list;
         previous = ix;
         current = got.body[4] === SERIES_INDEX_VERSION;
