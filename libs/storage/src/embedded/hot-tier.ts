@@ -441,6 +441,10 @@ export class EmbeddedHotTier implements HotTier {
         if (log !== null && k.state === s && k.hour === e.window / WINDOW_MS && !log.released) this.appendLog(log, e.data, fileAt + dataAt[i - from]!);
         else {
           const found = this.applyAppend(s, e.window, e.id, e.key, e.data, fileAt + dataAt[i - from]!);
+          // The series keeps the key object it was made with; when another one now writes it (the write path's
+          // cache let the first go), that first one's entry would live as long as the series, for nothing.
+          const kept = found.series.key;
+          if (kept !== e.key) this.keyAppends.delete(kept);
           found.owner = k;
           k.log = found;
           k.state = s;
