@@ -41,6 +41,24 @@ describe.each(adapters)('CardinalityStore contract: %s', (_name, open) => {
     expect(await store.admit(ns, refs('c', 0, 2), limits, T + 2 + H)).toEqual({ admitted: true, fresh: 2 });
   });
 
+  it('counts a series as new again the moment it expires, and frees its place at once, whenever expired series are dropped', async () => {
+    const store = open();
+    const ns = uniqueNamespace();
+    const limits = { maxActiveSeries: 4, maxNewSeriesPerMinute: undefined, activeMs: H };
+    expect(await store.admit(ns, refs('a', 0, 4), limits, T)).toEqual({ admitted: true, fresh: 4 });
+    // Half a minute later a0 and a1 again; an hour after the first write a2 and a3 have expired: a2 is new again, in a3's place.
+    expect(await store.admit(ns, refs('a', 0, 2), limits, T + 30_000)).toEqual({ admitted: true, fresh: 0 });
+    expect(await store.admit(ns, refs('a', 2, 3), limits, T + H + 1)).toEqual({ admitted: true, fresh: 1 });
+    // 3 active: two more are refused; once a0 and a1 expire as well, they are admitted.
+    expect((await store.admit(ns, refs('b', 0, 2), limits, T + H + 2)).admitted).toBe(false);
+    expect(await store.admit(ns, refs('b', 0, 2), limits, T + H + 30_001)).toEqual({ admitted: true, fresh: 2 });
+    const usage = (await store.usage(ns, H, T + H + 30_001)).sort((x, y) => (x.metric < y.metric ? -1 : 1));
+    expect(usage.map((u) => [u.metric, u.activeSeries])).toEqual([
+      ['a', 1],
+      ['b', 2],
+    ]);
+  });
+
   it('admits one request of 100,000 new series (the script gets them as one argument list, not a spread)', async () => {
     const store = open();
     const ns = uniqueNamespace();

@@ -98,6 +98,46 @@ export interface SeriesIdentity {
   readonly longestTagValue: number;
 }
 
+/** Distinct strings interned so far (internName), by themselves. */
+const names = new Map<string, string>();
+/** Past this many distinct strings, new ones are kept as they come: unique values (ids, random tags) would only fill the pool. */
+const INTERNED_MAX = 262_144;
+
+/**
+ * One string for every equal metric name, tag key or tag value held per series: at a million
+ * series of 20 metrics × 50,000 hosts, each series' key parsed from its request held its own
+ * copies (~70 bytes a series). Process-wide, so the write path's key objects and the hot tier's
+ * series share them (the embedded hot tier keeps a key whose strings are all interned as it is).
+ */
+export function internName(v: string): string {
+  const known = names.get(v);
+  if (known !== undefined) return known;
+  if (names.size < INTERNED_MAX) names.set(v, v);
+  return v;
+}
+
+/** Whether the key's metric and tag values are the interned strings (or strings the full pool let be): a key to keep as it is. */
+export function isInterned(key: SeriesKey): boolean {
+  if (internName(key.metric) !== key.metric) return false;
+  for (const k in key.tags) {
+    const v = key.tags[k]!;
+    if (internName(v) !== v) return false;
+  }
+  return true;
+}
+
+/** The identity of a checked series key, made anew (SeriesIdentities caches them). */
+export function newIdentity(metric: string, tags: Tags): SeriesIdentity {
+  const key: SeriesKey = { metric, tags };
+  let tagCount = 0;
+  let longestTagValue = 0;
+  for (const k in tags) {
+    tagCount++;
+    longestTagValue = Math.max(longestTagValue, tags[k]!.length);
+  }
+  return { key, id: seriesId(key), tagCount, longestTagValue };
+}
+
 /**
  * Series identities by metric and tags as they arrive (tag order included), so that a series
  * written every scrape pays for sorting its tags and hashing its canonical form once, not per
@@ -105,9 +145,10 @@ export interface SeriesIdentity {
  * generations of `perGeneration` entries; when the newer fills it becomes the older and the
  * oldest is dropped, so series still written survive (a hit in the older moves up).
  * About 360 bytes an entry with a 2-tag key (measured: raw key, identity, key object, tags and
- * their strings), ~480 with the key's JSON that `keyJson` keeps while the key lives, so at most
- * 2 × 65,536 entries cost ≤ ~63 MB; a working set of up to `perGeneration` series (65,536 unless
- * S4_SERIES_CACHE_ENTRIES says otherwise, see `resize`) always hits.
+ * their strings), so at most 2 × 65,536 entries cost ≤ ~50 MB; a working set of up to
+ * `perGeneration` series (65,536 unless S4_SERIES_CACHE_ENTRIES says otherwise, see `resize`)
+ * always hits. (Bodies the write path scans from their bytes have their own cache, scan.ts, and
+ * do not come here.)
  */
 export class SeriesIdentities {
   private current = new Map<string, SeriesIdentity>();
@@ -130,17 +171,7 @@ export class SeriesIdentities {
     }
     let hit = this.current.get(raw);
     if (hit) return hit;
-    hit = this.older.get(raw);
-    if (!hit) {
-      const key: SeriesKey = { metric, tags };
-      let tagCount = 0;
-      let longestTagValue = 0;
-      for (const k in tags) {
-        tagCount++;
-        longestTagValue = Math.max(longestTagValue, tags[k]!.length);
-      }
-      hit = { key, id: seriesId(key), tagCount, longestTagValue };
-    }
+    hit = this.older.get(raw) ?? newIdentity(metric, tags);
     if (this.current.size >= this.perGeneration) {
       this.older = this.current;
       this.current = new Map();

@@ -20,3 +20,13 @@ export interface Clock {
 }
 
 export const systemClock: Clock = { now: () => Date.now() };
+
+/**
+ * Milliseconds since some base time as V8 holds a small integer (`| 0` when it fits in 30 bits),
+ * for maps and objects that keep a time per series: an epoch time, or any result of arithmetic
+ * on one, is a heap number of its own (12 bytes and an object for the GC) wherever it is stored.
+ * Past 12 days since the base the value is returned as it is (a heap number again, still exact).
+ */
+export function smallMs(ms: number): number {
+  return ms >= 0 && ms < 2 ** 30 ? ms | 0 : ms;
+}

@@ -1,4 +1,4 @@
-import { ACTIVE_SERIES_MS, LimitError, type CardinalityLimit, type CardinalityStore, type NamespacePolicy, type NamespaceSet, type SeriesRef } from '@s4/core';
+import { ACTIVE_SERIES_MS, LimitError, smallMs, type CardinalityLimit, type CardinalityStore, type NamespacePolicy, type NamespaceSet, type SeriesRef } from '@s4/core';
 import { Slices } from '../concurrency.js';
 import type { SeriesWrite } from '../write/validate.js';
 
@@ -25,7 +25,14 @@ export interface AdmissionOptions {
  * the memo of recently admitted series. Shared: everything in the CardinalityStore.
  */
 export class Admission {
+  /** Series id → when this process last had it admitted, ms after `base`. */
   private readonly known = new Map<string, number>();
+  /**
+   * The first admission's time: `known` holds times relative to it, small integers that sit in
+   * the map's entry, where an epoch time is a heap number of its own per series (12 days of
+   * uptime; after that they are heap numbers again, and still right).
+   */
+  private base: number | null = null;
   private knownFor: NamespaceSet | null = null;
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
   /** Samples per namespace and metric not yet added to the store (see flushCounts). */
@@ -49,6 +56,8 @@ export class Admission {
    */
   async admit(series: readonly SeriesWrite[], now: number, sliceMs: number | Slices = Number.POSITIVE_INFINITY): Promise<void> {
     const slices = Slices.of(sliceMs);
+    this.base ??= now;
+    const at = smallMs(now - this.base);
     const set = this.policies();
     // A reload may move metrics to another namespace: re-register their series there.
     if (this.knownFor !== set) {
@@ -80,7 +89,7 @@ export class Admission {
       run.samples += n;
       run.g.samples += n;
       const seen = this.known.get(s.id);
-      if (seen === undefined || now - seen >= this.refreshMs) run.g.check.push({ metric, id: s.id });
+      if (seen === undefined || at - seen >= this.refreshMs) run.g.check.push({ metric, id: s.id });
     }
     for (const [m, r] of perMetric) r.g.metrics.set(m, r.samples);
     for (const g of byNs.values()) this.takeRate(g.policy, g.samples, now);
@@ -97,7 +106,7 @@ export class Admission {
     for (const g of byNs.values())
       for (let i = 0; i < g.check.length; i++) {
         if ((i & 255) === 255 && slices.due()) await slices.pause();
-        this.known.set(g.check[i]!.id, now);
+        this.known.set(g.check[i]!.id, at);
       }
     for (const [ns, g] of byNs) {
       let m = this.pending.get(ns);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LimitError, ValidationError } from '@s4/core';
 import { runSteps } from '../concurrency.js';
-import { distinctSeries, scanSeriesSteps } from './scan.js';
+import { distinctSeries, scanSeriesSteps, sizeSeriesCaches } from './scan.js';
 import { parseWrite, type SeriesWrite, type WriteLimits } from './validate.js';
 
 const limits: WriteLimits = { maxSamplesPerRequest: 100, maxFieldsPerSample: 3, maxTags: 2, maxTagLength: 8, maxFutureMs: 1000, maxNestingDepth: 4 };
@@ -161,6 +161,31 @@ describe('scanSeriesSteps (write bodies read from their text)', () => {
     const out = parseWrite({ kind: 'scanned', scanned: scan('{"series":[{"metric":"m","tags":{"a":"1","b":"2"},"ts":[1],"fields":{"v":[1]}},{"metric":"m","tags":{"b":"2","a":"1"},"ts":[2],"fields":{"v":[2]}}]}')! }, limits, now);
     expect(out).toHaveLength(1);
     expect(out[0]!.ts).toEqual([1, 2]);
+  });
+});
+
+describe('the key-text cache across its generations', () => {
+  it('finds a series moved up from the older generation again as the same entry, with the same key object', () => {
+    const entry = (tags: string, ts: number) => `{"metric":"gen","tags":{${tags}},"ts":[${ts}],"fields":{"v":[${ts}]}}`;
+    const body = (entries: string[]) => `{"series":[${entries.join(',')}]}`;
+    sizeSeriesCaches(1_000);
+    try {
+      const first = scan(body([entry('"host":"kept","dc":"x"', 1)]))!.entries[0]!;
+      // 1,500 others: the kept series is now in the older generation (and the arenas grew past their first size).
+      for (let from = 0; from < 1_500; from += 500) scan(body(Array.from({ length: 500 }, (_, i) => entry(`"host":"other-${from + i}-${'x'.repeat(60)}","dc":"y"`, 1))));
+      const moved = scan(body([entry('"host":"kept","dc":"x"', 2)]))!.entries[0]!;
+      expect(moved.ident).not.toBe(first.ident);
+      expect(moved.key).toBe(first.key);
+      expect(moved.id).toBe(first.id);
+      // Its text was copied into the current generation: found there, as that entry.
+      expect(scan(body([entry('"host":"kept","dc":"x"', 3)]))!.entries[0]!.ident).toBe(moved.ident);
+      // A text of the same length that differs in one character is another series.
+      const near = scan(body([entry('"host":"kepT","dc":"x"', 4)]))!.entries[0]!;
+      expect(near.id).not.toBe(first.id);
+      expect(near.key.tags).toEqual({ host: 'kepT', dc: 'x' });
+    } finally {
+      sizeSeriesCaches(65_536);
+    }
   });
 });
 

@@ -154,7 +154,7 @@ const MAX_ISSUES = 100;
 /** Entries parsed between two looks at the clock (parseWriteSliced). */
 const STEP = 256;
 
-/** Series identities of this process (see SeriesIdentities: about 480 bytes a series with its key's JSON, at most 2 generations of S4_SERIES_CACHE_ENTRIES series). */
+/** Series identities of the general path (see SeriesIdentities: about 360 bytes a series, at most 2 generations of S4_SERIES_CACHE_ENTRIES series; scanned bodies have their own cache in scan.ts). */
 const identities = new SeriesIdentities();
 
 /** Sizes the identity cache's generations (S4_SERIES_CACHE_ENTRIES; see sizeSeriesCaches in scan.ts, which sizes both caches). */

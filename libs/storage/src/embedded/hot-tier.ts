@@ -15,7 +15,8 @@ import {
   type SeriesKey,
   type ShardRef,
   WINDOW_MS,
-  keyJson,
+  internName,
+  isInterned,
   selects,
   selectsAll,
   type TagSelector,
@@ -60,8 +61,15 @@ interface Log extends BlockLog {
 interface KeyAppends {
   readonly bytes: Uint8Array;
   state: ShardState | null;
-  window: number;
+  /** The window of `log` in hours since the epoch (hourOf), a small integer: its start in ms would be a heap number per series. */
+  hour: number;
   log: Log | null;
+}
+
+/** A window start as KeyAppends holds it: hours since the epoch, or -1 (matching no window) for a start not on an hour. */
+function hourOf(window: number): number {
+  const h = window / WINDOW_MS;
+  return Number.isInteger(h) && h >= 0 && h < 2 ** 30 ? h | 0 : -1;
 }
 
 /**
@@ -100,8 +108,11 @@ const REPLAY_CHUNK_BYTES = 8 * 1024 * 1024;
  */
 const DISK_MIN_BYTES = 256;
 
-/** Distinct strings kept for interning; past it, new values are kept as they come (unique ids would only fill the pool). */
-const INTERN_LIMIT = 200_000;
+/**
+ * A series key as the log records it (the JSON of keyJson), made each time it is needed and not
+ * memoised: keyJson would keep a copy alive beside every series the write path's caches hold.
+ */
+const keyText = (k: SeriesKey) => JSON.stringify({ metric: k.metric, tags: k.tags });
 
 interface ShardState {
   generation: number;
@@ -141,7 +152,6 @@ export class EmbeddedHotTier implements HotTier {
   private readonly shards = new Map<string, ShardState>();
   /** Every series with a log in some window, by id (ids are per namespace-independent hashes; the key disambiguates nothing more). */
   private readonly series = new Map<string, Series>();
-  private readonly strings = new Map<string, string>();
   /**
    * Per series key object, its id and key JSON as its appends are logged and its last log
    * (KeyAppends): a series written every scrape encodes them once. ~200 bytes a series, for as
@@ -361,26 +371,26 @@ export class EmbeddedHotTier implements HotTier {
     this.liveBytes += data.length;
   }
 
-  /** The series of `id`, created from its key's JSON the first time, with its strings interned. */
+  /**
+   * The series of `id`, made the first time: the write path's key object itself when its strings
+   * are interned (internName; the scan path's keys are), else one parsed from its JSON with its
+   * strings interned (a key replayed from the log, or one a request built). The id is the
+   * caller's string, not interned: ids are unique, and would only fill the pool.
+   */
   private seriesOf(id: string, key: string | SeriesKey): Series {
     let s = this.series.get(id);
     if (s) return s;
-    const keyText = typeof key === 'string' ? key : keyJson(key);
-    // The parsed object itself (its values interned in place): JSON.parse builds compact objects,
-    // where a prototype-less copy would be a dictionary several times the size. Readers look tags
-    // up as own properties, and the validator refuses `__proto__`.
-    const parsed = JSON.parse(keyText) as { metric: string; tags: Record<string, string> };
-    for (const k of Object.keys(parsed.tags)) parsed.tags[k] = this.intern(parsed.tags[k]!);
-    s = { id: this.intern(id), key: { metric: this.intern(parsed.metric), tags: parsed.tags }, logs: 0 };
-    this.series.set(s.id, s);
+    if (typeof key !== 'string' && isInterned(key)) s = { id, key, logs: 0 };
+    else {
+      // The parsed object itself (its values interned in place): JSON.parse builds compact objects,
+      // where a prototype-less copy would be a dictionary several times the size. Readers look tags
+      // up as own properties, and the validator refuses `__proto__`.
+      const parsed = JSON.parse(typeof key === 'string' ? key : keyText(key)) as { metric: string; tags: Record<string, string> };
+      for (const k of Object.keys(parsed.tags)) parsed.tags[k] = internName(parsed.tags[k]!);
+      s = { id, key: { metric: internName(parsed.metric), tags: parsed.tags }, logs: 0 };
+    }
+    this.series.set(id, s);
     return s;
-  }
-
-  private intern(v: string): string {
-    const known = this.strings.get(v);
-    if (known !== undefined) return known;
-    if (this.strings.size < INTERN_LIMIT) this.strings.set(v, v);
-    return v;
   }
 
   /** Append records to the log, fsync, then apply them; concurrent callers share one fsync. */
@@ -413,7 +423,7 @@ export class EmbeddedHotTier implements HotTier {
     for (let i = from; i < to; i++) {
       const e = entries[i]!;
       let k = this.keyAppends.get(e.key);
-      if (k === undefined) this.keyAppends.set(e.key, (k = { bytes: walSeriesBytes(e.id, keyJson(e.key)), state: null, window: 0, log: null }));
+      if (k === undefined) this.keyAppends.set(e.key, (k = { bytes: walSeriesBytes(e.id, keyText(e.key)), state: null, hour: -1, log: null }));
       series[i - from] = k.bytes;
       keys[i - from] = k;
     }
@@ -428,13 +438,17 @@ export class EmbeddedHotTier implements HotTier {
         if (!s) states.set(e.ref, (s = this.shard(e.ref)));
         const k = keys[i - from]!;
         const { log } = k;
-        if (log !== null && k.state === s && k.window === e.window && !log.released) this.appendLog(log, e.data, fileAt + dataAt[i - from]!);
+        if (log !== null && k.state === s && k.hour === e.window / WINDOW_MS && !log.released) this.appendLog(log, e.data, fileAt + dataAt[i - from]!);
         else {
           const found = this.applyAppend(s, e.window, e.id, e.key, e.data, fileAt + dataAt[i - from]!);
+          // The series keeps the key object it was made with; when another one now writes it (the write path's
+          // cache let the first go), that first one's entry would live as long as the series, for nothing.
+          const kept = found.series.key;
+          if (kept !== e.key) this.keyAppends.delete(kept);
           found.owner = k;
           k.log = found;
           k.state = s;
-          k.window = e.window;
+          k.hour = hourOf(e.window);
         }
       }
     });
@@ -569,8 +583,6 @@ export class EmbeddedHotTier implements HotTier {
         batchBytes = 0;
         return put(b);
       };
-      // Keys made here are not memoised (keyJson would keep a JSON copy alive beside every held series).
-      const keyText = (k: SeriesKey) => JSON.stringify({ metric: k.metric, tags: k.tags });
       for (const [k, s] of this.shards) {
         const [ns, shardText] = splitShardKey(k);
         const shard = Number(shardText);
@@ -665,18 +677,28 @@ export class EmbeddedHotTier implements HotTier {
   async readWindow(ref: ShardRef, window: number): Promise<HotLog[]> {
     const logs = this.shard(ref).windows.get(window);
     if (!logs) return [];
-    const out = [...logs].map(([id, log]) => this.hotLog(id, window, log));
-    // Read now (a flush takes every byte), yielding to the event loop between logs once a slice
-    // has run: a window of a busy shard is tens of MB.
+    // The logs as they are now (id and log pairs: a later append or release changes neither the
+    // bytes already there nor these), each read into a plain HotLog now, since a flush takes every
+    // byte: no lazy getter and its closures per log (a window of a shard at a million series is
+    // ~60,000 logs, all of it garbage for the HTTP thread's collector once sent). The event loop
+    // gets a turn between logs once a slice has run: a window of a busy shard is tens of MB.
+    const now = [...logs];
+    const out = new Array<HotLog>(now.length);
     let since = performance.now();
-    for (const log of out) {
-      if (performance.now() - since >= APPLY_SLICE_MS) {
+    for (let i = 0; i < now.length; i++) {
+      if ((i & 255) === 255 && performance.now() - since >= APPLY_SLICE_MS) {
         await bulkTurn();
         since = performance.now();
       }
-      void log.data;
+      const [id, log] = now[i]!;
+      out[i] = { id, key: log.series.key, window, data: this.readNow(log) };
     }
     return out;
+  }
+
+  /** A log's bytes now (its pool's blocks are never written again once released; a file the rewrite replaced stays open for a while). */
+  private readNow(log: Log): Uint8Array {
+    return log.disk ? readSpans(this.reader, log.disk.at.slice(0, 2 * log.disk.n), log.disk.n, log.length, this.path) : log.pool!.read(log.head, log.start, log.length);
   }
 
   /**
