@@ -94,33 +94,6 @@ function objectBuilder(keys: readonly string[]): ((a: readonly JsonValue[]) => J
   return b;
 }
 
-/** Builders of a node's objects from its members' values by key list and member positions (see memberBuilder). */
-type MemberBuilder = (values: readonly Values[], pos: Uint32Array) => JsonValue;
-const memberBuilders = new Map<string, MemberBuilder | null>();
-
-/**
- * A builder of one node's objects straight from its members' values: `(v, p) => ({"lat":
- * v[0][p[0]++], "lon": v[1][p[1]++]})`, member j of the node read at its own position. Against
- * objectBuilder through an array of arguments, a number read from a member's Float64Array is
- * boxed once (into the object) instead of twice (into the argument array, then again into the
- * object's double field), and each load site in the generated code sees one member's kind of
- * values only. Cached by key list and member indexes across chunks and queries; null where
- * objectBuilder is (code generation forbidden, `__proto__`, very wide).
- */
-function memberBuilder(keys: readonly string[], members: readonly number[]): MemberBuilder | null {
-  if (keys.length > MAX_LITERAL_KEYS || keys.includes('__proto__') || !canGenerate()) return null;
-  const id = JSON.stringify([keys, members]);
-  let b = memberBuilders.get(id);
-  if (b === undefined) {
-    if (memberBuilders.size >= MAX_BUILDERS) memberBuilders.clear();
-    const body = keys.map((k, j) => `${JSON.stringify(k)}: v[${members[j]!}][p[${members[j]!}]++]`).join(', ');
-    // eslint-disable-next-line @typescript-eslint/no-implied-eval -- the code holds JSON-quoted keys and integers only
-    b = new Function('v', 'p', `return { ${body} };`) as MemberBuilder;
-    memberBuilders.set(id, b);
-  }
-  return b;
-}
-
 /** An object from keys and values by keyed stores, leaving MISSING values out. */
 function keyedObject(keys: readonly string[], values: readonly (JsonValue | typeof MISSING)[]): { [key: string]: JsonValue } {
   const out: { [key: string]: JsonValue } = {};
@@ -288,7 +261,7 @@ interface Shape {
   keys: string[];
   members: number[];
   args: (JsonValue | typeof MISSING)[];
-  build: MemberBuilder | null;
+  build: ((a: readonly JsonValue[]) => JsonValue) | null;
 }
 
 /** The objects of a node, in order, from its key lists and its members' values. */
@@ -296,7 +269,7 @@ class Objects {
   #ids: ArrayLike<number> | undefined;
   #shapes: Shape[] = [];
   #values: Values[] = [];
-  #pos: Uint32Array;
+  #pos: number[] = [];
   #o = 0;
 
   constructor(node: WireNode) {
@@ -307,16 +280,14 @@ class Objects {
       const member = checkNode(m[j + 1], String(m[j]));
       index.set(m[j] as string, this.#values.length);
       this.#values.push(nodeValues(member));
+      this.#pos.push(0);
     }
-    // The next value of each member to use.
-    this.#pos = new Uint32Array(this.#values.length);
     const mayMiss = (k: string): boolean => !checkNode(m[2 * index.get(k)! + 1], k).a;
     for (const keys of node.h ?? []) {
       const picked = keys.filter((k) => index.has(k));
       // A member of a projected node may hold no value (MISSING) and is then left out: keyed stores.
-      const members = picked.map((k) => index.get(k)!);
-      const build = picked.some(mayMiss) ? null : memberBuilder(picked, members);
-      this.#shapes.push({ keys: picked, members, args: new Array(picked.length), build });
+      const build = picked.some(mayMiss) ? null : objectBuilder(picked);
+      this.#shapes.push({ keys: picked, members: picked.map((k) => index.get(k)!), args: new Array(picked.length), build });
     }
   }
 
@@ -324,7 +295,6 @@ class Objects {
     const id = this.#ids === undefined ? 0 : this.#ids[this.#o]!;
     this.#o++;
     const shape = this.#shapes[id] ?? malformed(`has an object of shape ${id}, beyond its key lists`);
-    if (shape.build !== null) return shape.build(this.#values, this.#pos);
     const { members, args } = shape;
     for (let j = 0; j < members.length; j++) {
       const m = members[j]!;
@@ -332,7 +302,7 @@ class Objects {
       this.#pos[m] = at + 1;
       args[j] = this.#values[m]![at]!;
     }
-    return keyedObject(shape.keys, args);
+    return shape.build === null ? keyedObject(shape.keys, args) : shape.build(args as JsonValue[]);
   }
 
   done(): void {
