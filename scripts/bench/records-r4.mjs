@@ -5,7 +5,7 @@
 //   node scripts/bench/records-r4.mjs read   # start S4 on that dir, time R4 (BENCH_REPEATS rounds, median)
 //
 // Knobs: BENCH_WORK (/tmp/s4-r4), BENCH_S4_PORT (18480), BENCH_MACHINES (300), BENCH_RECORD_MINUTES
-// (20), BENCH_REPEATS (3), BENCH_R4_VARIANTS (sdk,column,json; also ndjson, built: records built, not held, and r1json, r1ndjson: one
+// (20), BENCH_REPEATS (3), BENCH_R4_VARIANTS (sdk,column,json; also ndjson, built: records built, not held, and r1sdk, r1json, r1ndjson: one
 // machine × the whole range), BENCH_S4_CACHE_BYTES (S4_CACHE_BYTES), BENCH_S4_NODE_ARGS (e.g. --cpu-prof
 // --cpu-prof-dir=/tmp/prof), BENCH_S4_DIST (apps/api/dist/main.js of another checkout, to compare
 // builds on the same data), BENCH_SDK_DIST (the SDK's dist/esm/index.js, likewise). CPU figures: the server's utime+stime from /proc/PID/stat around each
@@ -101,7 +101,16 @@ async function read() {
     },
     json: () => jsonRecords(`&from=${ten.from}&to=${ten.to}`),
     ndjson: () => ndjsonRecords(`&from=${ten.from}&to=${ten.to}`),
-    // R1: one machine × the whole range, as JSON and NDJSON (the per-query cost of a small answer)
+    // R1: one machine × the whole range, through the SDK (records built and held), as JSON and
+    // NDJSON (the per-query cost of a small answer)
+    async r1sdk() {
+      const out = [];
+      for await (const chunk of sdk.records({ metric: METRIC, tags: { machine: machineName(0) } }, { from: p.start, to: p.end })) {
+        const machine = chunk.tags.machine;
+        for (const r of chunk.records()) out.push({ machine, ts: r.ts, rec: r.fields });
+      }
+      return out;
+    },
     r1json: () => jsonRecords(`&tag=machine:${machineName(0)}&from=${p.start}&to=${p.end}`),
     r1ndjson: () => ndjsonRecords(`&tag=machine:${machineName(0)}&from=${p.start}&to=${p.end}`),
   };

@@ -143,10 +143,11 @@ function nodeValues(node: WireNode): Values {
   if (ks !== undefined && ks.length !== count) malformed(`has ${ks.length} kinds for ${count} occurrences`);
   const arrays = new Arrays(node);
   const objects = new Objects(node);
-  const out: (JsonValue | typeof MISSING)[] = [];
+  // Sized up front: filled by index, never grown (these arrays are as long as the node's column).
+  const out = new Array<JsonValue | typeof MISSING>(count);
   if (ks === undefined) {
-    if (node.k === ARR) for (let i = 0; i < count; i++) out.push(arrays.next());
-    else if (node.k === OBJ) for (let i = 0; i < count; i++) out.push(objects.next());
+    if (node.k === ARR) for (let i = 0; i < count; i++) out[i] = arrays.next();
+    else if (node.k === OBJ) for (let i = 0; i < count; i++) out[i] = objects.next();
     else malformed(`has unknown kind ${node.k}`);
   } else {
     const nums = node.n ?? EMPTY_NUMS;
@@ -158,25 +159,25 @@ function nodeValues(node: WireNode): Values {
     for (let i = 0; i < count; i++) {
       switch (ks[i]) {
         case NULL:
-          out.push(all ? null : MISSING);
+          out[i] = all ? null : MISSING;
           break;
         case BOOL:
-          out.push(all ? ((bits[b >>> 3]! >>> (b & 7)) & 1) === 1 : MISSING);
+          out[i] = all ? ((bits[b >>> 3]! >>> (b & 7)) & 1) === 1 : MISSING;
           b++;
           break;
         case NUM:
-          out.push(all ? nums[n]! : MISSING);
+          out[i] = all ? nums[n]! : MISSING;
           n++;
           break;
         case STR:
-          out.push(all ? strs[s]! : MISSING);
+          out[i] = all ? strs[s]! : MISSING;
           s++;
           break;
         case ARR:
-          out.push(arrays.next());
+          out[i] = arrays.next();
           break;
         case OBJ:
-          out.push(objects.next());
+          out[i] = objects.next();
           break;
         default:
           malformed(`has unknown kind ${ks[i]}`);
@@ -189,11 +190,14 @@ function nodeValues(node: WireNode): Values {
   return out;
 }
 
-function numbers(nums: Float64Array | undefined, from: number, count: number): JsonValue[] {
+/**
+ * A node's numbers as they came (a view, not a copy): parents read them by index like any other
+ * values, and a copy into a JS array was 10 % of building records (one store per number, and an
+ * array of doubles that is garbage once the parents are built).
+ */
+function numbers(nums: Float64Array | undefined, from: number, count: number): Values {
   if (nums === undefined || nums.length < from + count) malformed('has fewer numbers than occurrences');
-  const out: JsonValue[] = [];
-  for (let i = 0; i < count; i++) out.push(nums[from + i]!);
-  return out;
+  return (from === 0 && count === nums.length ? nums : nums.subarray(from, from + count)) as unknown as Values;
 }
 
 function booleans(bits: Uint8Array | undefined, from: number, count: number): JsonValue[] {
@@ -362,6 +366,8 @@ export function assembleShredded(root: unknown, count: number, name: string): Fi
   const node = expandNode(checkNode(root, name), name);
   if (node.c !== count) throw new S4DecodeError(`shredded column ${name} has ${node.c} values for ${count} timestamps`);
   const values = nodeValues(node);
+  // A number node's values are its Float64Array (numbers()); a field's values are a plain array.
+  if (!Array.isArray(values)) return Array.from(values as ArrayLike<number>);
   return node.a ? (values as FieldValue[]) : values.map((x) => (x === MISSING ? null : x));
 }
 

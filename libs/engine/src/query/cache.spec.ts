@@ -77,6 +77,24 @@ describe('FrequencyAdmissionCache', () => {
     expect(c.get('b')).toBeUndefined();
     expect(c.bytes).toBe(8);
   });
+
+  it('uses only what a cache sharing its budget leaves, and gives room back when that one grows (trim)', () => {
+    const other = new ByteBudgetCache<string>(4);
+    const c = new FrequencyAdmissionCache<number>(10, 10, () => other.bytes);
+    for (let k = 0; k < 10; k++) c.set(`k${k}`, k, 1);
+    expect(c.bytes).toBe(10);
+    other.set('f', 'F', 3);
+    c.trim();
+    expect(c.bytes).toBe(7);
+    // the least recently used went first
+    expect(c.get('k0')).toBeUndefined();
+    expect(c.get('k2')).toBeUndefined();
+    expect(c.get('k3')).toBe(3);
+    // a newcomer no more popular than the entries is refused while the other cache holds its part
+    c.set('n', 99, 1);
+    expect(c.get('n')).toBeUndefined();
+    expect(c.bytes + other.bytes).toBeLessThanOrEqual(10);
+  });
 });
 
 describe('chargeMemo', () => {

@@ -51,10 +51,27 @@ export class FrequencyAdmissionCache<V> implements ObjectCache<V> {
   private used = 0;
   private lookups = 0;
 
+  /**
+   * `reserved`: bytes of the budget another cache holds now (a budget shared with it, see
+   * QueryEngine); this cache uses what is left. The other cache calls trim() when it grows.
+   */
   constructor(
-    private readonly budget: number,
+    private readonly total: number,
     private readonly sampleFactor = 10,
+    private readonly reserved: () => number = () => 0,
   ) {}
+
+  private get budget(): number {
+    return this.total - this.reserved();
+  }
+
+  /** Evicts the least recently used entries until the entries fit the budget left to this cache. */
+  trim(): void {
+    for (const [k] of this.entries) {
+      if (this.used <= this.budget) break;
+      this.evict(k);
+    }
+  }
 
   get(key: string): V | undefined {
     this.count(key);

@@ -46,11 +46,23 @@ export class QueryEngine {
     // not fit and LRU evicted each just before its next use, so every query decoded all 16
     // (1 % tag query 6.5 ms → 400 ms). Indexes and blocks both admit by frequency, so a scan
     // larger than the budget keeps most of what it touches between repeats.
+    // Footers and blocks share the rest of the budget: footers take up to an eighth, blocks what
+    // footers leave (a bulk read of records whose decoded blocks need more than five eighths, R4
+    // at 256 MiB, then keeps them all when the footers are few, instead of decoding a part of
+    // them again on every read; issue 11).
     const eighth = Math.floor(options.cacheBytes / 8);
     const quarter = 2 * eighth;
+    const footers = new ByteBudgetCache<SegmentFooter>(eighth);
+    const blocks = new FrequencyAdmissionCache<BlockColumns>(options.cacheBytes - quarter, 10, () => footers.bytes);
     const caches = {
-      footers: new ByteBudgetCache<SegmentFooter>(eighth),
-      blocks: new FrequencyAdmissionCache<BlockColumns>(options.cacheBytes - eighth - quarter),
+      footers: {
+        get: (key: string) => footers.get(key),
+        set: (key: string, value: SegmentFooter, bytes: number) => {
+          footers.set(key, value, bytes);
+          blocks.trim();
+        },
+      },
+      blocks,
     };
     const index = options.seriesIndex === false ? undefined : new SeriesIndexStore(objects, quarter, clock);
     this.index = index;
