@@ -3,9 +3,9 @@ import { ByteReader, ByteWriter, setOwn } from '../codec/bytes.js';
 import { decodeFrame, encodeFrame, FRAME_OVERHEAD } from '../codec/frame.js';
 import { assertWellFormed } from '../codec/values.js';
 import { readLayouts, writeLayouts } from '../segment/footer.js';
-import { indexLayout, layoutKey } from '../segment/layout.js';
+import { indexLayout } from '../segment/layout.js';
 import type { BlockLayout, FooterEntry } from '../segment/types.js';
-import type { IndexedBlock, IndexedPart, IndexedSeries, Postings, SeriesIndex, SeriesIndexInput, SeriesTable } from './series-index.js';
+import { writeEntry, type IndexedBlock, type IndexedPart, type IndexedSeries, type Postings, type SeriesIndex, type SeriesIndexInput, type SeriesTable } from './series-index.js';
 
 /**
  * Series index version 2 (docs/format/series-index.md): a small head frame says where every
@@ -147,32 +147,9 @@ export function encodeLazy(input: SeriesIndexInput, level: number | undefined): 
       if (i > 0 && o === prev) throw new RangeError(`part ${p.key}: series ${e.id} listed twice`);
       ow.uvarint(o - prev);
       prev = o;
-      const w = rows.w;
-      w.uvarint(e.offset);
-      w.uvarint(e.length);
-      w.uvarint(e.count);
-      if (e.maxTs < e.minTs) throw new RangeError(`part ${p.key}: series ${e.id} has maxTs before minTs`);
+      writeEntry(rows.w, p.key, e, ref, layoutIds, layouts);
       earliest = Math.min(earliest, e.minTs);
       latest = Math.max(latest, e.maxTs);
-      w.svarint(e.minTs);
-      w.svarint(e.maxTs);
-      const d = e.directory;
-      if (!d) {
-        w.uvarint(0);
-        w.uvarint(e.fields.length);
-        for (const f of e.fields) w.uvarint(ref(f));
-      } else {
-        const lk = layoutKey(d.layout);
-        let li = layoutIds.get(lk);
-        if (li === undefined) {
-          li = layouts.length;
-          layoutIds.set(lk, li);
-          layouts.push(d.layout);
-        }
-        if (d.chunkLengths.length !== d.layout.chunks.length) throw new RangeError(`part ${p.key}: series ${e.id} has ${d.chunkLengths.length} chunk lengths for ${d.layout.chunks.length} chunks`);
-        w.uvarint(li + 1);
-        for (const len of d.chunkLengths) w.uvarint(len);
-      }
       rows.end();
     });
     // A part holding every series of the index (one part a shard-day, once folded) needs no list.

@@ -196,30 +196,7 @@ function encodeV1(input: SeriesIndexInput, level?: number): Uint8Array {
       if (i > 0 && o === prev) throw new RangeError(`part ${p.key}: series ${e.id} listed twice`);
       bw.uvarint(o - prev);
       prev = o;
-      bw.uvarint(e.offset);
-      bw.uvarint(e.length);
-      bw.uvarint(e.count);
-      // Absolute: the difference of two safe integers need not be one; zstd takes the repetition out.
-      if (e.maxTs < e.minTs) throw new RangeError(`part ${p.key}: series ${e.id} has maxTs before minTs`);
-      bw.svarint(e.minTs);
-      bw.svarint(e.maxTs);
-      const d = e.directory;
-      if (!d) {
-        bw.uvarint(0);
-        bw.uvarint(e.fields.length);
-        for (const f of e.fields) bw.uvarint(ref(f));
-        return;
-      }
-      const lk = layoutKey(d.layout);
-      let li = layoutIds.get(lk);
-      if (li === undefined) {
-        li = layouts.length;
-        layoutIds.set(lk, li);
-        layouts.push(d.layout);
-      }
-      if (d.chunkLengths.length !== d.layout.chunks.length) throw new RangeError(`part ${p.key}: series ${e.id} has ${d.chunkLengths.length} chunk lengths for ${d.layout.chunks.length} chunks`);
-      bw.uvarint(li + 1);
-      for (const len of d.chunkLengths) bw.uvarint(len);
+      writeEntry(bw, p.key, e, ref, layoutIds, layouts);
     });
   }
   const lw = new ByteWriter(256);
@@ -602,4 +579,35 @@ function v1Bytes(index: SeriesIndex, strings: readonly string[]): number {
   for (const m of index.tags.values()) n += 64 + postings(m);
   for (const p of index.parts) n += p instanceof ColumnPart ? p.bytes : 200;
   return n;
+}
+
+/**
+ * A part's entry for one series after its ordinal (both versions write it so): where its block
+ * is, its span, and its fields or the index of its block layout in `layouts` (added when new).
+ */
+export function writeEntry(w: ByteWriter, part: string, e: FooterEntry, ref: (s: string) => number, layoutIds: Map<string, number>, layouts: BlockLayout[]): void {
+  w.uvarint(e.offset);
+  w.uvarint(e.length);
+  w.uvarint(e.count);
+  // Absolute: the difference of two safe integers need not be one; zstd takes the repetition out.
+  if (e.maxTs < e.minTs) throw new RangeError(`part ${part}: series ${e.id} has maxTs before minTs`);
+  w.svarint(e.minTs);
+  w.svarint(e.maxTs);
+  const d = e.directory;
+  if (!d) {
+    w.uvarint(0);
+    w.uvarint(e.fields.length);
+    for (const f of e.fields) w.uvarint(ref(f));
+    return;
+  }
+  const lk = layoutKey(d.layout);
+  let li = layoutIds.get(lk);
+  if (li === undefined) {
+    li = layouts.length;
+    layoutIds.set(lk, li);
+    layouts.push(d.layout);
+  }
+  if (d.chunkLengths.length !== d.layout.chunks.length) throw new RangeError(`part ${part}: series ${e.id} has ${d.chunkLengths.length} chunk lengths for ${d.layout.chunks.length} chunks`);
+  w.uvarint(li + 1);
+  for (const len of d.chunkLengths) w.uvarint(len);
 }
