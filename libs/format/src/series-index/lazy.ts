@@ -4,8 +4,8 @@ import { decodeFrame, encodeFrame, FRAME_OVERHEAD } from '../codec/frame.js';
 import { assertWellFormed } from '../codec/values.js';
 import { readLayouts, writeLayouts } from '../segment/footer.js';
 import { indexLayout } from '../segment/layout.js';
-import type { BlockLayout, FooterEntry } from '../segment/types.js';
-import { writeEntry, type IndexedBlock, type IndexedPart, type IndexedSeries, type Postings, type SeriesIndex, type SeriesIndexInput, type SeriesTable } from './series-index.js';
+import type { BlockLayout } from '../segment/types.js';
+import { distinctSeries, writeEntry, writeSeries, type IndexedBlock, type IndexedPart, type IndexedSeries, type Postings, type SeriesIndex, type SeriesIndexInput, type SeriesTable } from './series-index.js';
 
 /**
  * Series index version 2 (docs/format/series-index.md): a small head frame says where every
@@ -84,29 +84,12 @@ export function encodeLazy(input: SeriesIndexInput, level: number | undefined): 
     }
     return i;
   };
-  const byId = new Map<string, FooterEntry>();
-  for (const p of input.parts) for (const e of p.series) if (!byId.has(e.id)) byId.set(e.id, e);
-  const ids = [...byId.keys()].sort();
-  const ordinal = new Map(ids.map((id, i) => [id, i]));
+  const { byId, ids, ordinal } = distinctSeries(input);
   const metrics = new Map<string, number[]>();
   const tags = new Map<string, Map<string, number[]>>();
   const series = new Rows();
   ids.forEach((id, o) => {
-    const e = byId.get(id)!;
-    assertWellFormed(id);
-    series.w.str(id);
-    series.w.uvarint(ref(e.metric));
-    push(metrics, e.metric, o);
-    const keys = Object.keys(e.tags).sort();
-    series.w.uvarint(keys.length);
-    for (const k of keys) {
-      const v = e.tags[k]!;
-      series.w.uvarint(ref(k));
-      series.w.uvarint(ref(v));
-      let values = tags.get(k);
-      if (!values) tags.set(k, (values = new Map<string, number[]>()));
-      push(values, v, o);
-    }
+    writeSeries(series.w, byId.get(id)!, o, ref, metrics, tags);
     series.end();
   });
   // A postings map is two sections of one row per name: the names (ascending), so that a matcher
@@ -193,11 +176,6 @@ export function encodeLazy(input: SeriesIndexInput, level: number | undefined): 
   return [len, head, ...body];
 }
 
-function push(m: Map<string, number[]>, k: string, v: number): void {
-  let l = m.get(k);
-  if (!l) m.set(k, (l = []));
-  l.push(v);
-}
 
 /** A section's blocks in the index bytes, decoded (decompressed and split into rows) when first read. */
 class Section {

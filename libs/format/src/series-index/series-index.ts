@@ -131,32 +131,12 @@ function encodeV1(input: SeriesIndexInput, level?: number): Uint8Array {
     }
     return i;
   };
-  // Series, deduplicated by id across parts.
-  const byId = new Map<string, FooterEntry>();
-  for (const p of input.parts) for (const e of p.series) if (!byId.has(e.id)) byId.set(e.id, e);
-  const ids = [...byId.keys()].sort();
-  const ordinal = new Map(ids.map((id, i) => [id, i]));
+  const { byId, ids, ordinal } = distinctSeries(input);
   const metrics = new Map<string, number[]>();
   const tags = new Map<string, Map<string, number[]>>();
   const sw = new ByteWriter(ids.length * 24 + 16);
   sw.uvarint(ids.length);
-  ids.forEach((id, o) => {
-    const e = byId.get(id)!;
-    assertWellFormed(id);
-    sw.str(id);
-    sw.uvarint(ref(e.metric));
-    push(metrics, e.metric, o);
-    const keys = Object.keys(e.tags).sort();
-    sw.uvarint(keys.length);
-    for (const k of keys) {
-      const v = e.tags[k]!;
-      sw.uvarint(ref(k));
-      sw.uvarint(ref(v));
-      let values = tags.get(k);
-      if (!values) tags.set(k, (values = new Map<string, number[]>()));
-      push(values, v, o);
-    }
-  });
+  ids.forEach((id, o) => writeSeries(sw, byId.get(id)!, o, ref, metrics, tags));
   const pw = new ByteWriter(ids.length * 8 + 16);
   const postings = (m: Map<string, number[]>) => {
     const names = [...m.keys()].sort();
@@ -610,4 +590,30 @@ export function writeEntry(w: ByteWriter, part: string, e: FooterEntry, ref: (s:
   if (d.chunkLengths.length !== d.layout.chunks.length) throw new RangeError(`part ${part}: series ${e.id} has ${d.chunkLengths.length} chunk lengths for ${d.layout.chunks.length} chunks`);
   w.uvarint(li + 1);
   for (const len of d.chunkLengths) w.uvarint(len);
+}
+
+/** The series of an index's parts, deduplicated by id, in id order: a series' ordinal is its position (both versions). */
+export function distinctSeries(input: SeriesIndexInput): { byId: Map<string, FooterEntry>; ids: string[]; ordinal: Map<string, number> } {
+  const byId = new Map<string, FooterEntry>();
+  for (const p of input.parts) for (const e of p.series) if (!byId.has(e.id)) byId.set(e.id, e);
+  const ids = [...byId.keys()].sort();
+  return { byId, ids, ordinal: new Map(ids.map((id, i) => [id, i])) };
+}
+
+/** A series' row (id, metric, tag pairs by key), its ordinal added to the postings of its metric and tag pairs (both versions). */
+export function writeSeries(w: ByteWriter, e: FooterEntry, o: number, ref: (s: string) => number, metrics: Map<string, number[]>, tags: Map<string, Map<string, number[]>>): void {
+  assertWellFormed(e.id);
+  w.str(e.id);
+  w.uvarint(ref(e.metric));
+  push(metrics, e.metric, o);
+  const keys = Object.keys(e.tags).sort();
+  w.uvarint(keys.length);
+  for (const k of keys) {
+    const v = e.tags[k]!;
+    w.uvarint(ref(k));
+    w.uvarint(ref(v));
+    let values = tags.get(k);
+    if (!values) tags.set(k, (values = new Map<string, number[]>()));
+    push(values, v, o);
+  }
 }
