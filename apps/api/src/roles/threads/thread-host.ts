@@ -4,6 +4,7 @@ import { systemClock, type Clock, type HotTier } from '@s4/core';
 import type { Config } from '@s4/config';
 import { PeriodicWorker } from '@s4/engine';
 import { REQUESTS, openRedisHotTier } from '../../stores.js';
+import { HeapRelease } from './heap-release.js';
 import { HotTierClient } from './hot-tier-rpc.js';
 import { toWire, type CallMethod, type FromThread, type PassStats, type ThreadData, type ToThread, type Trigger } from './wire.js';
 
@@ -61,12 +62,14 @@ export async function runRoleThread(build: (config: Config, hot: HotTier, clock:
     throw e;
   }
 
-  const pass = async (trigger: Trigger): Promise<PassStats> => {
+  const heap = new HeapRelease();
+  const pass = async (trigger: Trigger): Promise<{ stats: PassStats; ms: number }> => {
     const started = performance.now();
     try {
       const stats = await work.pass(trigger);
-      post({ type: 'pass', trigger, stats, ms: performance.now() - started });
-      return stats;
+      const ms = performance.now() - started;
+      post({ type: 'pass', trigger, stats, ms });
+      return { stats, ms };
     } finally {
       // The requests of the pass (and of the background work since the last one) for the cost report.
       const requests = REQUESTS.take();
@@ -77,8 +80,11 @@ export async function runRoleThread(build: (config: Config, hot: HotTier, clock:
     ? new PeriodicWorker(
         work.intervalMs,
         async () => {
-          const stats = await pass('periodic');
-          return work.backlog?.(stats) ?? false;
+          const { stats, ms } = await pass('periodic');
+          const backlog = work.backlog?.(stats) ?? false;
+          // Going idle until the next interval: give back what the pass left (a backlog pass follows in a second).
+          if (!backlog) heap.afterPass(ms);
+          return backlog;
         },
         (e) => post({ type: 'pass-error', trigger: 'periodic', error: toWire(e) }),
         SOON_MS,
@@ -100,7 +106,12 @@ export async function runRoleThread(build: (config: Config, hot: HotTier, clock:
       stopping ??= stop();
       return;
     }
-    const run = m.method === 'pass' ? () => pass('admin') : work.calls?.[m.method];
+    const adminPass = async () => {
+      const { stats, ms } = await pass('admin');
+      setImmediate(() => heap.afterPass(ms)); // after the reply is posted: the caller does not wait for it
+      return stats;
+    };
+    const run = m.method === 'pass' ? adminPass : work.calls?.[m.method];
     const started = stopping
       ? Promise.reject(new Error(`the ${data.role} thread is stopping`))
       : run
