@@ -21,8 +21,10 @@ type Collect = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resor
  * (a thread that churned 138 MB: 595 → 78 MB RSS). It runs on the role thread, never on the HTTP
  * thread, while nothing waits for it.
  *
- * V8 offers that collection only through `gc()`; the flag that exposes it is set just long enough
- * to fetch the function from a fresh context, so `gc` never becomes a global of the process.
+ * V8 offers that collection only through `gc()`. The flag that exposes it is set when the first
+ * role thread starts and left set: setting it back would race the other role threads starting at the same
+ * moment (one of them fetched nothing). It only adds `gc` to contexts made after it (role threads
+ * started later); the HTTP thread's global was made before.
  */
 export class HeapRelease {
   private readonly collect: Collect | null;
@@ -46,12 +48,8 @@ function fetchCollect(): Collect | null {
   if (typeof exposed === 'function') return exposed as Collect;
   try {
     setFlagsFromString('--expose-gc');
-    try {
-      const collect: unknown = runInNewContext('gc');
-      return typeof collect === 'function' ? (collect as Collect) : null;
-    } finally {
-      setFlagsFromString('--no-expose-gc');
-    }
+    const collect: unknown = runInNewContext('gc');
+    return typeof collect === 'function' ? (collect as Collect) : null;
   } catch {
     return null; // a runtime without the flag: the thread keeps its heap as before
   }
