@@ -42,7 +42,7 @@ export class ScannedWrite {
 export interface ScannedEntry extends SeriesWrite {
   readonly ident: SeriesIdentity;
   /** The series' mark (shared by every key text of one identity): see distinctSeries. */
-  readonly mark: SeriesMark;
+  readonly mark: number;
   readonly ts: number[];
   /** The columns by name (a map without a prototype); every column is as long as `ts`. */
   readonly fields: Record<string, FieldValue[]>;
@@ -51,17 +51,53 @@ export interface ScannedEntry extends SeriesWrite {
 }
 
 /**
- * Which request last looked at a series (distinctSeries). One per series id, shared by every key
- * text the cache holds for it (tags in another order name the same series), for as long as one
- * of them is cached (`refs`: how many).
+ * Which request last looked at a series (distinctSeries): a mark is a number, its request in
+ * `markRequest`. One per series id, shared by every key text the cache holds for it (tags in
+ * another order name the same series), for as long as one of them is cached (`markRefs`: how
+ * many). Rows of typed arrays, not an object per series: one object fewer per cached series for
+ * the HTTP thread's major GCs to mark (issue 12). Distinct series of one scan hold distinct
+ * marks (none is let go while a scan that agrees runs), whatever becomes of a mark later.
  */
-export interface SeriesMark {
-  request: number;
-  refs: number;
+class Marks {
+  private readonly byId = new Map<string, number>();
+  request = new Float64Array(1024);
+  private refs = new Int32Array(1024);
+  private readonly free: number[] = [];
+  private used = 0;
+
+  /** The mark of `id`, made if it has none, with one more reference. */
+  take(id: string): number {
+    let m = this.byId.get(id);
+    if (m === undefined) {
+      m = this.free.pop();
+      if (m === undefined) {
+        m = this.used++;
+        if (m >= this.refs.length) {
+          const request = new Float64Array(2 * this.refs.length);
+          request.set(this.request);
+          const refs = new Int32Array(2 * this.refs.length);
+          refs.set(this.refs);
+          this.request = request;
+          this.refs = refs;
+        }
+      }
+      this.request[m] = 0;
+      this.refs[m] = 0;
+      this.byId.set(id, m);
+    }
+    this.refs[m]!++;
+    return m;
+  }
+
+  /** One reference to mark `m` (of `id`) fewer: let go with its last. */
+  drop(m: number, id: string): void {
+    if (--this.refs[m]! > 0) return;
+    this.byId.delete(id);
+    this.free.push(m);
+  }
 }
 
-/** The marks of the series the text cache holds, by id. */
-const marks = new Map<string, SeriesMark>();
+const marks = new Marks();
 let requests = 0;
 
 /**
@@ -74,8 +110,8 @@ export function distinctSeries({ entries, marksAgree }: ScannedWrite): boolean {
   const request = ++requests;
   for (let i = 0; i < entries.length; i++) {
     const m = entries[i]!.mark;
-    if (m.request === request) return false;
-    m.request = request;
+    if (marks.request[m] === request) return false;
+    marks.request[m] = request;
   }
   return true;
 }
@@ -138,14 +174,12 @@ class TextIdentities {
       ident = identityOfText(latin1(bytes, start, end));
       if (!ident) return null;
     }
-    let mark = found?.mark ?? marks.get(ident.id);
-    if (!mark) marks.set(ident.id, (mark = { request: 0, refs: 0 }));
     // Counted before the older generation is dropped, so a mark moving up is never let go.
-    mark.refs++;
+    const mark = marks.take(ident.id);
     if (this.current.size >= this.perGeneration) {
       this.rotations++;
       for (let e of this.older.map.values())
-        for (; e; e = e.next!) if (--e.mark.refs === 0) marks.delete(e.id);
+        for (; e; e = e.next!) marks.drop(e.mark, e.id);
       this.older = this.current;
       this.current = new Generation();
     }
@@ -176,7 +210,7 @@ class Generation {
   }
 
   /** A new entry for the key text from[at, at + len). */
-  add(h: number, from: Uint8Array, at: number, len: number, ident: SeriesIdentity, mark: SeriesMark): KeyText {
+  add(h: number, from: Uint8Array, at: number, len: number, ident: SeriesIdentity, mark: number): KeyText {
     if (this.used + len > this.text.length) {
       const grown = new Uint8Array(Math.max(this.text.length * 2, this.used + len));
       grown.set(this.text.subarray(0, this.used));
@@ -202,7 +236,7 @@ class KeyText implements SeriesIdentity {
     readonly at: number,
     readonly len: number,
     ident: SeriesIdentity,
-    readonly mark: SeriesMark,
+    readonly mark: number,
     /** The generation's next entry of the same hash. */
     readonly next: KeyText | null,
   ) {
