@@ -8,7 +8,7 @@
 // series, logs and key bytes. PROBE_SNAPSHOT=1 also writes a heap snapshot and prints what is
 // held per series by V8 node type and name (self sizes; the top PROBE_TOP rows), and the heap objects
 // (snapshot nodes) per series, against a snapshot taken before the first round. It also times one
-// full (mark-compact) gc() after the rounds, median of 3: the pause a major GC of that heap costs
+// full (mark-compact) gc() after the rounds (wall and CPU), median of 5: the pause a major GC of that heap costs
 // the HTTP thread, which grows with the live objects more than with their bytes (issue 12).
 //
 //   node --expose-gc scripts/bench/write-memory.mjs        (after `npm run build`)
@@ -77,28 +77,36 @@ async function write(r, from, ts) {
   await writer.commit(writer.encode(series));
 }
 
-/** One full gc()'s wall ms, median of 3 (each after a first gc(), so it marks the live heap only). */
-const fullGcMs = () => {
-  const t = [];
-  for (let i = 0; i < 3; i++) {
+/**
+ * One full gc()'s wall ms and CPU ms (the process's, so V8's helper threads' marking too; steadier
+ * than wall on a shared machine), medians of 5 (each after a first gc(), so it marks the live heap only).
+ */
+const fullGc = () => {
+  const wall = [];
+  const cpu = [];
+  for (let i = 0; i < 5; i++) {
     globalThis.gc();
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     globalThis.gc();
-    t.push(performance.now() - t0);
+    wall.push(performance.now() - t0);
+    const c = process.cpuUsage(c0);
+    cpu.push((c.user + c.system) / 1000);
   }
-  return +t.sort((a, b) => a - b)[1].toFixed(1);
+  const median = (a) => +a.sort((x, y) => x - y)[2].toFixed(1);
+  return { wall: median(wall), cpu: median(cpu) };
 };
 
 const snapshots = env.PROBE_SNAPSHOT === '1';
 const nodesBefore = snapshots ? await nodeCount(writeHeapSnapshot(join(dir, 'before.heapsnapshot'))) : 0;
-const gcBefore = fullGcMs();
+const gcBefore = fullGc();
 const now = Date.now();
 const before = heap();
 const c0 = process.cpuUsage();
 for (let r = 0; r < ROUNDS; r++) for (let b = 0; b < SERIES; b += BATCH) await write(r, b, now - (ROUNDS - r) * 10_000);
 const c = process.cpuUsage(c0);
 const after = heap();
-const gcAfter = fullGcMs();
+const gcAfter = fullGc();
 const per = (v) => Math.round(v / SERIES);
 const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 console.log(
@@ -110,8 +118,9 @@ console.log(
     heapPerSeries: per(after.heap - before.heap),
     arrayBuffersPerSeries: per(after.buffers - before.buffers),
     cpuUsPerSeriesRound: +((c.user + c.system) / (SERIES * ROUNDS)).toFixed(2),
-    fullGcMs: gcAfter,
-    fullGcMsBefore: gcBefore,
+    fullGcMs: gcAfter.wall,
+    fullGcCpuMs: gcAfter.cpu,
+    fullGcMsBefore: gcBefore.wall,
     rssMB: Math.round(process.memoryUsage().rss / 2 ** 20),
     load,
   }),
