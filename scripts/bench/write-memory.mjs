@@ -6,7 +6,10 @@
 // the same before the first round. Every structure that lives per series is in it: the write
 // path's series caches, the admission's and the cardinality store's series maps, the hot tier's
 // series, logs and key bytes. PROBE_SNAPSHOT=1 also writes a heap snapshot and prints what is
-// held per series by V8 node type and name (self sizes; the top PROBE_TOP rows).
+// held per series by V8 node type and name (self sizes; the top PROBE_TOP rows), and the heap objects
+// (snapshot nodes) per series, against a snapshot taken before the first round. It also times one
+// full (mark-compact) gc() after the rounds (wall and CPU), median of 5: the pause a major GC of that heap costs
+// the HTTP thread, which grows with the live objects more than with their bytes (issue 12).
 //
 //   node --expose-gc scripts/bench/write-memory.mjs        (after `npm run build`)
 //   knobs: BENCH_HOSTS (10000) BENCH_METRICS (20) PROBE_ROUNDS (3) PROBE_SNAPSHOT (0) PROBE_TOP (25)
@@ -74,12 +77,36 @@ async function write(r, from, ts) {
   await writer.commit(writer.encode(series));
 }
 
+/**
+ * One full gc()'s wall ms and CPU ms (the process's, so V8's helper threads' marking too; steadier
+ * than wall on a shared machine), medians of 5 (each after a first gc(), so it marks the live heap only).
+ */
+const fullGc = () => {
+  const wall = [];
+  const cpu = [];
+  for (let i = 0; i < 5; i++) {
+    globalThis.gc();
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    globalThis.gc();
+    wall.push(performance.now() - t0);
+    const c = process.cpuUsage(c0);
+    cpu.push((c.user + c.system) / 1000);
+  }
+  const median = (a) => +a.sort((x, y) => x - y)[2].toFixed(1);
+  return { wall: median(wall), cpu: median(cpu) };
+};
+
+const snapshots = env.PROBE_SNAPSHOT === '1';
+const nodesBefore = snapshots ? await nodeCount(writeHeapSnapshot(join(dir, 'before.heapsnapshot'))) : 0;
+const gcBefore = fullGc();
 const now = Date.now();
 const before = heap();
 const c0 = process.cpuUsage();
 for (let r = 0; r < ROUNDS; r++) for (let b = 0; b < SERIES; b += BATCH) await write(r, b, now - (ROUNDS - r) * 10_000);
 const c = process.cpuUsage(c0);
 const after = heap();
+const gcAfter = fullGc();
 const per = (v) => Math.round(v / SERIES);
 const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 console.log(
@@ -91,23 +118,35 @@ console.log(
     heapPerSeries: per(after.heap - before.heap),
     arrayBuffersPerSeries: per(after.buffers - before.buffers),
     cpuUsPerSeriesRound: +((c.user + c.system) / (SERIES * ROUNDS)).toFixed(2),
+    fullGcMs: gcAfter.wall,
+    fullGcCpuMs: gcAfter.cpu,
+    fullGcMsBefore: gcBefore.wall,
     rssMB: Math.round(process.memoryUsage().rss / 2 ** 20),
     load,
   }),
 );
 
-if (env.PROBE_SNAPSHOT === '1') {
+if (snapshots) {
   const file = writeHeapSnapshot(join(dir, 'write.heapsnapshot'));
-  await summarize(file, num('PROBE_TOP', 25));
+  await summarize(file, num('PROBE_TOP', 25), nodesBefore);
 }
 await hot.close();
 rmSync(dir, { recursive: true, force: true });
 
-/** Self bytes and counts per (node type, name) of a heap snapshot, per series, largest first. */
-async function summarize(file, top) {
+async function readSnapshot(file) {
   const chunks = [];
   for await (const chunk of createReadStream(file)) chunks.push(chunk);
-  const snap = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+}
+
+async function nodeCount(file) {
+  const snap = await readSnapshot(file);
+  return snap.nodes.length / snap.snapshot.meta.node_fields.length;
+}
+
+/** Self bytes and counts per (node type, name) of a heap snapshot, per series, largest first; then the most numerous. */
+async function summarize(file, top, nodesBefore) {
+  const snap = await readSnapshot(file);
   const meta = snap.snapshot.meta;
   const F = meta.node_fields.length;
   const iType = meta.node_fields.indexOf('type');
@@ -126,8 +165,11 @@ async function summarize(file, top) {
     row.bytes += nodes[i + iSize];
     rows.set(k, row);
   }
-  const sorted = [...rows].sort((a, b) => b[1].bytes - a[1].bytes).slice(0, top);
-  console.table(sorted.map(([k, v]) => ({ node: k, perSeries: +(v.count / SERIES).toFixed(2), bytesPerSeries: +(v.bytes / SERIES).toFixed(1) })));
+  const row = ([k, v]) => ({ node: k, perSeries: +(v.count / SERIES).toFixed(2), bytesPerSeries: +(v.bytes / SERIES).toFixed(1) });
+  const nodesAfter = nodes.length / F;
+  console.log(JSON.stringify({ heapObjectsPerSeries: +((nodesAfter - nodesBefore) / SERIES).toFixed(2), nodesBefore, nodesAfter }));
+  console.table([...rows].sort((a, b) => b[1].bytes - a[1].bytes).slice(0, top).map(row));
+  console.table([...rows].sort((a, b) => b[1].count - a[1].count).slice(0, 12).map(row));
   // Plain objects and arrays by what holds them (the first retaining edge's name and holder) and, for objects, their property names.
   const E = meta.edge_fields.length;
   const iEdges = meta.node_fields.indexOf('edge_count');

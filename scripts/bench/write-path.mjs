@@ -12,18 +12,24 @@
 //   node --cpu-prof --cpu-prof-dir=/tmp/prof scripts/bench/write-path.mjs
 //   knobs: BENCH_HOSTS (2000) BENCH_METRICS (20) PROBE_ROUNDS (10) PROBE_FSYNC (never|always)
 //          PROBE_DIR (a fresh temp dir) PROBE_JSON=1 (one JSON line at the end)
+//          PROBE_CACHE (series per generation of the write path's caches; default every series, as the
+//          cardinality bench sets S4_SERIES_CACHE_ENTRIES; 0 keeps S4's default, 65,536)
+//          PROBE_LIBS (the libs/ folder whose dist to load: another build's, for a before)
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
-import { Admission, Writer, parseWrite, releaseBody, runSteps, scanSeriesSteps } from '../../libs/engine/dist/index.js';
-import { EmbeddedHotTier, MemoryCardinalityStore } from '../../libs/storage/dist/index.js';
-import { NamespaceSet } from '../../libs/core/dist/index.js';
-import { loadConfig, policyDefaults, singleNamespace } from '../../libs/config/dist/index.js';
+import { pathToFileURL } from 'node:url';
 import { prng } from './lib/dataset.mjs';
 
 const env = process.env;
+const libs = resolve(env.PROBE_LIBS ?? new URL('../../libs', import.meta.url).pathname);
+const lib = (name) => import(pathToFileURL(join(libs, name, 'dist/index.js')).href);
+const { Admission, Writer, parseWrite, releaseBody, runSteps, scanSeriesSteps, sizeSeriesCaches } = await lib('engine');
+const { EmbeddedHotTier, MemoryCardinalityStore } = await lib('storage');
+const { NamespaceSet } = await lib('core');
+const { loadConfig, policyDefaults, singleNamespace } = await lib('config');
 const num = (k, d) => (env[k] === undefined || env[k] === '' ? d : Number(env[k]));
 const HOSTS = num('BENCH_HOSTS', 2000);
 const METRICS = num('BENCH_METRICS', 20);
@@ -36,6 +42,8 @@ if (env.PROBE_ALLOC === '1' && !process.execArgv.includes('--expose-gc')) {
   process.exit(r.status ?? 1);
 }
 const alloc = typeof globalThis.gc === 'function';
+const cache = num('PROBE_CACHE', SERIES);
+if (cache > 0) sizeSeriesCaches(cache);
 
 const config = loadConfig({ S4_MAX_SAMPLES_PER_REQUEST: String(Math.max(1_000_000, SERIES)) });
 const policies = new NamespaceSet(singleNamespace(policyDefaults(config)));
@@ -141,4 +149,4 @@ console.log(
   `stages ${sum.toFixed(3)} µs/series (process CPU, rounds 2..${ROUNDS}); process ${per(cpuAll)}, main thread ${per(mainUs)} µs/series; young GCs ${young} (${(young / (ROUNDS - 1)).toFixed(1)}/round, ${((gcs.youngMs - gc0.youngMs) / (ROUNDS - 1)).toFixed(1)} ms/round), old ${gcs.old - gc0.old}` +
     (alloc ? `; allocated ${rows.reduce((a, r) => a + r.bytesPerSeries, 0)} B/series` : ''),
 );
-if (env.PROBE_JSON === '1') console.log(JSON.stringify({ load, rows, stagesUs: sum, processUs: +per(cpuAll), mainUs: +per(mainUs), youngPerRound: young / (ROUNDS - 1) }));
+if (env.PROBE_JSON === '1') console.log(JSON.stringify({ libs, cache, load, rows, stagesUs: sum, processUs: +per(cpuAll), mainUs: +per(mainUs), youngPerRound: young / (ROUNDS - 1) }));

@@ -38,11 +38,14 @@ export class ScannedWrite {
   }
 }
 
-/** An entry is also its series' SeriesWrite (`id`, `key`, `ts`, `fields`) when the body names each series once: no second object per series. */
-export interface ScannedEntry extends SeriesWrite {
-  readonly ident: SeriesIdentity;
+/**
+ * An entry is also its series' SeriesWrite (`id`, `key`, `ts`, `fields`) when the body names each
+ * series once: no second object per series. It is its series' identity too (its key's tag count
+ * and longest tag value, for the limits).
+ */
+export interface ScannedEntry extends SeriesWrite, SeriesIdentity {
   /** The series' mark (shared by every key text of one identity): see distinctSeries. */
-  readonly mark: SeriesMark;
+  readonly mark: number;
   readonly ts: number[];
   /** The columns by name (a map without a prototype); every column is as long as `ts`. */
   readonly fields: Record<string, FieldValue[]>;
@@ -51,17 +54,53 @@ export interface ScannedEntry extends SeriesWrite {
 }
 
 /**
- * Which request last looked at a series (distinctSeries). One per series id, shared by every key
- * text the cache holds for it (tags in another order name the same series), for as long as one
- * of them is cached (`refs`: how many).
+ * Which request last looked at a series (distinctSeries): a mark is a number, its request in
+ * `markRequest`. One per series id, shared by every key text the cache holds for it (tags in
+ * another order name the same series), for as long as one of them is cached (`markRefs`: how
+ * many). Rows of typed arrays, not an object per series: one object fewer per cached series for
+ * the HTTP thread's major GCs to mark (issue 12). Distinct series of one scan hold distinct
+ * marks (none is let go while a scan that agrees runs), whatever becomes of a mark later.
  */
-export interface SeriesMark {
-  request: number;
-  refs: number;
+class Marks {
+  private readonly byId = new Map<string, number>();
+  request = new Float64Array(1024);
+  private refs = new Int32Array(1024);
+  private readonly free: number[] = [];
+  private used = 0;
+
+  /** The mark of `id`, made if it has none, with one more reference. */
+  take(id: string): number {
+    let m = this.byId.get(id);
+    if (m === undefined) {
+      m = this.free.pop();
+      if (m === undefined) {
+        m = this.used++;
+        if (m >= this.refs.length) {
+          const request = new Float64Array(2 * this.refs.length);
+          request.set(this.request);
+          const refs = new Int32Array(2 * this.refs.length);
+          refs.set(this.refs);
+          this.request = request;
+          this.refs = refs;
+        }
+      }
+      this.request[m] = 0;
+      this.refs[m] = 0;
+      this.byId.set(id, m);
+    }
+    this.refs[m]!++;
+    return m;
+  }
+
+  /** One reference to mark `m` (of `id`) fewer: let go with its last. */
+  drop(m: number, id: string): void {
+    if (--this.refs[m]! > 0) return;
+    this.byId.delete(id);
+    this.free.push(m);
+  }
 }
 
-/** The marks of the series the text cache holds, by id. */
-const marks = new Map<string, SeriesMark>();
+const marks = new Marks();
 let requests = 0;
 
 /**
@@ -74,8 +113,8 @@ export function distinctSeries({ entries, marksAgree }: ScannedWrite): boolean {
   const request = ++requests;
   for (let i = 0; i < entries.length; i++) {
     const m = entries[i]!.mark;
-    if (m.request === request) return false;
-    m.request = request;
+    if (marks.request[m] === request) return false;
+    marks.request[m] = request;
   }
   return true;
 }
@@ -104,15 +143,18 @@ function at(bytes: Uint8Array, i: number, what: Uint8Array): boolean {
 /**
  * Identities by the raw text of `"metric":…,"tags":{…}`, looked up by a hash of the characters
  * where they stand in the body (no string is cut out of the body for a series seen before),
- * two generations of S4_SERIES_CACHE_ENTRIES series (65,536 by default). An entry is its
- * series' identity (KeyText): one object a series beside its key and its mark, its key text in
- * its generation's byte arena, and the generation's map holds one entry per hash (a collision
- * chains through `next`). A series met only here is not in the identity cache of the general path
- * (SeriesIdentities): at a million series both held every series, each with its own copy of the
- * key text (a Buffer of ~100 bytes beside its bytes here, a string there).
+ * two generations of S4_SERIES_CACHE_ENTRIES series (65,536 by default). An entry is a row of its
+ * generation (its series' id, key, tag count and longest tag value, and mark), its key text in
+ * the generation's byte arena, and the generation's map holds one row per hash (a collision
+ * chains through `next`). Rows, not an object per series: the HTTP thread's major GCs mark every
+ * live object, and at a million series these caches hold every series (issue 12). A series met
+ * only here is not in the identity cache of the general path (SeriesIdentities): at a million
+ * series both held every series, each with its own copy of the key text (a Buffer of ~100 bytes
+ * beside its bytes here, a string there).
  */
 class TextIdentities {
-  private current = new Generation();
+  /** The generation rows are added to: `of` answers a row of it (read it before the next `of`). */
+  current = new Generation();
   private older = new Generation();
   /** Generations dropped so far. */
   rotations = 0;
@@ -124,92 +166,109 @@ class TextIdentities {
   }
 
   /**
-   * The identity of the key text bytes[start, end), or null when its names are not all plain (the
-   * general path words the refusal). `h`: the text's hash, as the scan made it while reading the text (stringEnd).
+   * The row in `current` of the key text bytes[start, end), or -1 when its names are not all plain
+   * (the general path words the refusal). `h`: the text's hash, as the scan made it while reading
+   * the text (stringEnd).
    */
-  of(bytes: Uint8Array, start: number, end: number, h: number): KeyText | null {
+  of(bytes: Uint8Array, start: number, end: number, h: number): number {
     const len = end - start;
-    let found = this.current.find(h, bytes, start, len);
-    if (found) return found;
+    const row = this.current.find(h, bytes, start, len);
+    if (row >= 0) return row;
     const older = this.older;
-    found = older.find(h, bytes, start, len);
-    let ident: SeriesIdentity | null = found ?? null;
-    if (!ident) {
-      ident = identityOfText(latin1(bytes, start, end));
-      if (!ident) return null;
+    const o = older.find(h, bytes, start, len);
+    let ident: SeriesIdentity;
+    if (o >= 0) ident = older.identity(o);
+    else {
+      const made = identityOfText(latin1(bytes, start, end));
+      if (!made) return -1;
+      ident = made;
     }
-    let mark = found?.mark ?? marks.get(ident.id);
-    if (!mark) marks.set(ident.id, (mark = { request: 0, refs: 0 }));
     // Counted before the older generation is dropped, so a mark moving up is never let go.
-    mark.refs++;
+    const mark = marks.take(ident.id);
     if (this.current.size >= this.perGeneration) {
       this.rotations++;
-      for (let e of this.older.map.values())
-        for (; e; e = e.next!) if (--e.mark.refs === 0) marks.delete(e.id);
+      for (let first of older.map.values()) for (; first >= 0; first = older.next[first]!) marks.drop(older.mark[first]!, older.ids[first]!);
       this.older = this.current;
       this.current = new Generation();
     }
     // Found in the generation that was the older one before any rotation above: its text is in that arena still.
-    return found ? this.current.add(h, older.text, found.at, len, ident, mark) : this.current.add(h, bytes, start, len, ident, mark);
+    return o >= 0 ? this.current.add(h, older.text, older.at[o]!, len, ident, mark) : this.current.add(h, bytes, start, len, ident, mark);
   }
 }
 
-/** A generation of the key-text cache: its entries by hash, and the bytes of their texts one after another. */
+/** A generation of the key-text cache: its rows by hash, and the bytes of their texts one after another. */
 class Generation {
-  readonly map = new Map<number, KeyText>();
+  /** Hash → the first row of its chain (`next`: the chain's next row, or -1). */
+  readonly map = new Map<number, number>();
   text = new Uint8Array(64 * 1024);
   private used = 0;
+  private rows = 0;
+  /** Per row: where its text is in `text`, its length, the next row of its hash, its mark, its key's tag count and longest tag value. */
+  at = new Int32Array(256);
+  len = new Int32Array(256);
+  next = new Int32Array(256);
+  mark = new Int32Array(256);
+  tagCount = new Int32Array(256);
+  longest = new Int32Array(256);
+  readonly ids: string[] = [];
+  readonly keys: SeriesKey[] = [];
 
   get size(): number {
-    return this.map.size;
+    return this.rows;
   }
 
-  find(h: number, bytes: Uint8Array, start: number, len: number): KeyText | undefined {
+  find(h: number, bytes: Uint8Array, start: number, len: number): number {
     const text = this.text;
-    for (let e = this.map.get(h); e; e = e.next!)
-      if (e.len === len) {
+    for (let e = this.map.get(h) ?? -1; e >= 0; e = this.next[e]!)
+      if (this.len[e] === len) {
+        const at = this.at[e]!;
         let k = 0;
-        while (k < len && bytes[start + k] === text[e.at + k]) k++;
+        while (k < len && bytes[start + k] === text[at + k]) k++;
         if (k === len) return e;
       }
-    return undefined;
+    return -1;
   }
 
-  /** A new entry for the key text from[at, at + len). */
-  add(h: number, from: Uint8Array, at: number, len: number, ident: SeriesIdentity, mark: SeriesMark): KeyText {
+  /** The row's identity, as a fresh object (a row moving up to the newer generation). */
+  identity(row: number): SeriesIdentity {
+    return { id: this.ids[row]!, key: this.keys[row]!, tagCount: this.tagCount[row]!, longestTagValue: this.longest[row]! };
+  }
+
+  /** A new row for the key text from[at, at + len). */
+  add(h: number, from: Uint8Array, at: number, len: number, ident: SeriesIdentity, mark: number): number {
     if (this.used + len > this.text.length) {
       const grown = new Uint8Array(Math.max(this.text.length * 2, this.used + len));
       grown.set(this.text.subarray(0, this.used));
       this.text = grown;
     }
     this.text.set(from.subarray(at, at + len), this.used);
-    const entry = new KeyText(this.used, len, ident, mark, this.map.get(h) ?? null);
+    const row = this.rows++;
+    if (row >= this.at.length) this.grow(2 * this.at.length);
+    this.at[row] = this.used;
+    this.len[row] = len;
+    this.next[row] = this.map.get(h) ?? -1;
+    this.mark[row] = mark;
+    this.tagCount[row] = ident.tagCount;
+    this.longest[row] = ident.longestTagValue;
+    this.ids.push(ident.id);
+    this.keys.push(ident.key);
     this.used += len;
-    this.map.set(h, entry);
-    return entry;
+    this.map.set(h, row);
+    return row;
   }
-}
 
-/** A key text the cache holds, and the identity of its series (the same key object in every generation it moves to). */
-class KeyText implements SeriesIdentity {
-  readonly key: SeriesKey;
-  readonly id: string;
-  readonly tagCount: number;
-  readonly longestTagValue: number;
-
-  constructor(
-    /** Where the text is in its generation's arena, and its length. */
-    readonly at: number,
-    readonly len: number,
-    ident: SeriesIdentity,
-    readonly mark: SeriesMark,
-    /** The generation's next entry of the same hash. */
-    readonly next: KeyText | null,
-  ) {
-    this.key = ident.key;
-    this.id = ident.id;
-    this.tagCount = ident.tagCount;
-    this.longestTagValue = ident.longestTagValue;
+  private grow(n: number): void {
+    const g = (a: Int32Array) => {
+      const b = new Int32Array(n);
+      b.set(a);
+      return b;
+    };
+    this.at = g(this.at);
+    this.len = g(this.len);
+    this.next = g(this.next);
+    this.mark = g(this.mark);
+    this.tagCount = g(this.tagCount);
+    this.longest = g(this.longest);
   }
 }
 
@@ -332,8 +391,14 @@ export function* scanSeriesSteps(bytes: Uint8Array): Generator<void, ScannedWrit
         }
     }
     if (!at(bytes, j, TS)) return null;
-    const known = identities.of(bytes, keyStart, j, keyHash);
-    if (!known) return null;
+    const row = identities.of(bytes, keyStart, j, keyHash);
+    if (row < 0) return null;
+    const g = identities.current;
+    const id = g.ids[row]!;
+    const key = g.keys[row]!;
+    const tagCount = g.tagCount[row]!;
+    const longestTagValue = g.longest[row]!;
+    const mark = g.mark[row]!;
     i = j + TS.length;
     // Timestamps: non-negative integers of at most 15 digits (exact), no leading zero; a sample's one bare.
     // Arrays made at their length (one sample, the scrape shape: a literal of one), not grown by push.
@@ -397,7 +462,7 @@ export function* scanSeriesSteps(bytes: Uint8Array): Generator<void, ScannedWrit
     }
     // The entry's closing brace, then `,` and the next entry or `]}` and the end of the body.
     if (bytes[i] !== 0x7d) return null;
-    entries.push({ id: known.id, key: known.key, ts, fields, ident: known, mark: known.mark, names });
+    entries.push({ id, key, ts, fields, tagCount, longestTagValue, mark, names });
     // A batch of rows is quicker through JSON.parse and the row path (an entry here is a map and two
     // arrays per sample: 1.8 against 1.27 us a sample for 100,000 rows of 200 series): scanned are
     // the few samples of single-sample writers.

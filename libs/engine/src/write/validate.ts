@@ -313,7 +313,7 @@ function* parseSteps(input: WriteBody, limits: WriteLimits, now: number, fast = 
         if (!samples) countSamples(e.ts.length);
         // As below: once a series body has a problem, its entries are counted but not checked.
         if (!samples && issues.length > 0) continue;
-        const { ident } = e;
+        const ident = e;
         if (ident.tagCount > limits.maxTags || ident.longestTagValue > limits.maxTagLength) {
           const problem = checkSeriesLimits(ident.key, limits)!;
           issues.push({ path: `${what}[${i}]${problem.path}`, message: problem.message });
@@ -326,7 +326,7 @@ function* parseSteps(input: WriteBody, limits: WriteLimits, now: number, fast = 
       if ((i & (STEP - 1)) === STEP - 1) yield;
       const e = entries[i]!;
       if (!samples) countSamples(e.ts.length);
-      if (samples || issues.length === 0) groupOfIdent(`${what}[${i}]`, e.ident)?.addColumns(e.ts, e.fields);
+      if (samples || issues.length === 0) groupOfIdent(`${what}[${i}]`, e)?.addColumns(e.ts, e.fields);
     }
   } else if (input.kind === 'ndjson') {
     const lines = input.text.split('\n');

@@ -2,15 +2,90 @@ import { MINUTE_MS, smallMs, type AdmitLimits, type AdmitResult, type Cardinalit
 
 const HOUR_MS = 3_600_000;
 
-/** An active series: its metric and when it was last written, ms after the store's `base` (a small integer, held in the object). */
-interface Active {
-  readonly metric: string;
-  at: number;
+/**
+ * A namespace's active series as rows: id → row in `rows`, and per row its metric (a number in
+ * `metrics`) and when it was last written (ms after the store's `base`). An object per series
+ * was one more object per active series for the HTTP thread's major GCs to mark (a million of
+ * them at the cardinality bench's size; issue 12); a Map of small integers holds none.
+ */
+class ActiveSeries {
+  private readonly rows = new Map<string, number>();
+  private metric = new Int32Array(1024);
+  private at = new Float64Array(1024);
+  private readonly free: number[] = [];
+  private used = 0;
+  private readonly metricIds = new Map<string, number>();
+  private readonly metricNames: string[] = [];
+  /** Rows per metric number: a metric's number is let go with its last series (metric names may churn too). */
+  private readonly metricRows: number[] = [];
+  private readonly freeMetrics: number[] = [];
+
+  get size(): number {
+    return this.rows.size;
+  }
+
+  /** When `id` was last written, or undefined when it is not held. */
+  atOf(id: string): number | undefined {
+    const row = this.rows.get(id);
+    return row === undefined ? undefined : this.at[row];
+  }
+
+  /** `id` (of `metric`) written at `at`. */
+  touch(id: string, metric: string, at: number): void {
+    const row = this.rows.get(id);
+    if (row !== undefined) {
+      this.at[row] = at;
+      return;
+    }
+    let m = this.metricIds.get(metric);
+    if (m === undefined) {
+      m = this.freeMetrics.pop() ?? this.metricNames.length;
+      this.metricIds.set(metric, m);
+      this.metricNames[m] = metric;
+      this.metricRows[m] = 0;
+    }
+    this.metricRows[m]!++;
+    let r = this.free.pop();
+    if (r === undefined) {
+      r = this.used++;
+      if (r >= this.at.length) {
+        const metricRows = new Int32Array(2 * this.at.length);
+        metricRows.set(this.metric);
+        const atRows = new Float64Array(2 * this.at.length);
+        atRows.set(this.at);
+        this.metric = metricRows;
+        this.at = atRows;
+      }
+    }
+    this.metric[r] = m;
+    this.at[r] = at;
+    this.rows.set(id, r);
+  }
+
+  /** Every series last written at or before `cutoff` let go. */
+  expire(cutoff: number): void {
+    for (const [id, row] of this.rows)
+      if (this.at[row]! <= cutoff) {
+        this.rows.delete(id);
+        this.free.push(row);
+        const m = this.metric[row]!;
+        if (--this.metricRows[m]! === 0) {
+          this.metricIds.delete(this.metricNames[m]!);
+          this.metricNames[m] = '';
+          this.freeMetrics.push(m);
+        }
+      }
+  }
+
+  /** Per metric, its series written after `cutoff`. */
+  countAfter(cutoff: number, add: (metric: string) => void): void {
+    for (const row of this.rows.values()) if (this.at[row]! > cutoff) add(this.metricNames[this.metric[row]!]!);
+  }
 }
 
 interface Namespace {
-  /** Series id → its entry, updated in place as the series is written again. */
-  readonly series: Map<string, Active>;
+  /** The active series, updated in place as a series is written again. */
+  readonly series: ActiveSeries;
   /** When expired series were last dropped from `series` (store time). */
   sweptAt: number;
   /** Minute → series first seen in it. */
@@ -42,7 +117,7 @@ export class MemoryCardinalityStore implements CardinalityStore {
 
   private ns(name: string): Namespace {
     let n = this.namespaces.get(name);
-    if (!n) this.namespaces.set(name, (n = { series: new Map(), sweptAt: Number.NEGATIVE_INFINITY, fresh: new Map(), minutes: new Map(), hours: new Map(), requests: new Map() }));
+    if (!n) this.namespaces.set(name, (n = { series: new ActiveSeries(), sweptAt: Number.NEGATIVE_INFINITY, fresh: new Map(), minutes: new Map(), hours: new Map(), requests: new Map() }));
     return n;
   }
 
@@ -54,7 +129,7 @@ export class MemoryCardinalityStore implements CardinalityStore {
     // A walk over every active series (a million of them, per request of a scrape round) once a
     // minute or so, not per call; before a refusal, always, so the limit counts exactly.
     const sweep = () => {
-      for (const [id, s] of n.series) if (s.at <= cutoff) n.series.delete(id);
+      n.series.expire(cutoff);
       n.sweptAt = at;
     };
     if (at - n.sweptAt >= limits.activeMs / 60) sweep();
@@ -63,8 +138,8 @@ export class MemoryCardinalityStore implements CardinalityStore {
     const freshNow = n.fresh.get(minute) ?? 0;
     let fresh = 0;
     for (const s of series) {
-      const known = n.series.get(s.id);
-      if (known !== undefined && known.at > cutoff) continue;
+      const known = n.series.atOf(s.id);
+      if (known !== undefined && known > cutoff) continue;
       if (limits.maxActiveSeries !== undefined && n.series.size + fresh >= limits.maxActiveSeries) {
         if (n.sweptAt !== at) sweep();
         if (n.series.size + fresh >= limits.maxActiveSeries)
@@ -74,11 +149,7 @@ export class MemoryCardinalityStore implements CardinalityStore {
         return Promise.resolve({ admitted: false, limit: 'maxNewSeriesPerMinute', max: limits.maxNewSeriesPerMinute, metric: s.metric });
       fresh++;
     }
-    for (const s of series) {
-      const known = n.series.get(s.id);
-      if (known !== undefined) known.at = at;
-      else n.series.set(s.id, { metric: s.metric, at });
-    }
+    for (const s of series) n.series.touch(s.id, s.metric, at);
     if (fresh > 0) n.fresh.set(minute, freshNow + fresh);
     return Promise.resolve({ admitted: true, fresh });
   }
@@ -125,7 +196,7 @@ export class MemoryCardinalityStore implements CardinalityStore {
       return u;
     };
     const cutoff = this.since(now) - activeMs;
-    for (const s of n.series.values()) if (s.at > cutoff) of(s.metric).activeSeries++;
+    n.series.countAfter(cutoff, (metric) => of(metric).activeSeries++);
     const minute = Math.floor(now / MINUTE_MS);
     const hour = Math.floor(now / HOUR_MS);
     for (const [m, b] of n.minutes) if (m > minute - 60 && m <= minute) for (const [metric, c] of b) of(metric).samplesHour += c;

@@ -22,65 +22,12 @@ import {
   type TagSelector,
 } from '@s4/core';
 import { WAL_HEADER_BYTES, decodeWal, encodeHotAppends, encodeWalRecord, encodeWalRecordAt, walSeriesBytes, type WalAppend, type WalRecord } from '@s4/format';
-import { BlockPool, NO_BLOCK, type BlockLog } from './blocks.js';
+import { LogTable, NONE, SeriesTable, type Spans } from './tables.js';
 
-/**
- * A series, held once however many windows hold a log of it (the logs point here), with its
- * metric and tag values interned: at a million active series the keys, not the samples, are most
- * of the memory (a JSON copy of the key per log, a fresh string per repeated tag value).
- */
-interface Series {
-  readonly id: string;
-  readonly key: SeriesKey;
-  /** Logs (one per window) pointing here; the entry goes when the last is released. */
-  logs: number;
-}
-
-/**
- * One series' bytes in one window: a chain of blocks in its shard-window's pool (`pool`, and the
- * BlockLog fields); or, for a log whose first append was large (records), where its bytes are in
- * the log file (`disk`, `pool` null), read back when the window is read.
- */
-interface Log extends BlockLog {
-  readonly series: Series;
-  /** Replaced when the log rewrite moves a wasteful pool's live logs to a fresh one. */
-  pool: BlockPool | null;
-  disk: Spans | null;
-  /** Dropped from its window (released whole): an append must find or make the window's log again. */
-  released: boolean;
-  /** The KeyAppends that points here last: let go of it on release, so no released log is held for a series that stopped writing. */
-  owner: KeyAppends | null;
-}
-
-/**
- * What the append path keeps per series key object (the write path hands the same object for a
- * series on every request): its appends' series part as logged (walSeriesBytes), and the log its
- * last append went to, so the next append to the same shard and window finds it without two map
- * lookups. Held as long as that key object (the write path's bounded identity cache).
- */
-interface KeyAppends {
-  readonly bytes: Uint8Array;
-  state: ShardState | null;
-  /** The window of `log` in hours since the epoch (hourOf), a small integer: its start in ms would be a heap number per series. */
-  hour: number;
-  log: Log | null;
-}
-
-/** A window start as KeyAppends holds it: hours since the epoch, or -1 (matching no window) for a start not on an hour. */
+/** A window start as the series table's `lastHour` holds it: hours since the epoch, or -1 (matching no window) for a start not on an hour. */
 function hourOf(window: number): number {
   const h = window / WINDOW_MS;
   return Number.isInteger(h) && h >= 0 && h < 2 ** 30 ? h | 0 : -1;
-}
-
-/**
- * A log's bytes in the log file: `at[2i]` the offset of piece i, `at[2i + 1]` its length, in the
- * log's order. The file already holds every appended byte; keeping a copy in process memory as
- * well made the hot tier of a records load hundreds of MB of the process (the page cache holds
- * what is read back, and the kernel can drop it).
- */
-interface Spans {
-  at: Float64Array;
-  n: number;
 }
 
 /** The log file open for reading; `open` false once closed (its descriptor number may then belong to another file). */
@@ -115,17 +62,13 @@ const DISK_MIN_BYTES = 256;
 const keyText = (k: SeriesKey) => JSON.stringify({ metric: k.metric, tags: k.tags });
 
 interface ShardState {
+  /** Its number in this process (the series table's `lastShard`). */
+  readonly index: number;
   generation: number;
   fence: number;
   lease: { owner: string; fence: number; expiresAt: number } | null;
-  windows: Map<number, Map<string, Log>>;
-  /**
-   * The same logs by window and metric: a scan (a query) visits the logs of its metric only. Every
-   * series of the shard was ~20 ms per single-series query at 60,000 series, on the HTTP thread.
-   */
-  metrics: Map<number, Map<string, Set<Log>>>;
-  /** Each window's pool of in-memory log bytes (blocks.ts): dropped with the window. */
-  pools: Map<number, BlockPool>;
+  /** Each window's logs (tables.ts), dropped with its last. */
+  windows: Map<number, LogTable>;
 }
 
 export interface EmbeddedHotTierOptions {
@@ -150,14 +93,11 @@ export interface EmbeddedHotTierOptions {
  */
 export class EmbeddedHotTier implements HotTier {
   private readonly shards = new Map<string, ShardState>();
-  /** Every series with a log in some window, by id (ids are per namespace-independent hashes; the key disambiguates nothing more). */
-  private readonly series = new Map<string, Series>();
   /**
-   * Per series key object, its id and key JSON as its appends are logged and its last log
-   * (KeyAppends): a series written every scrape encodes them once. ~200 bytes a series, for as
-   * long as the write path's bounded identity cache holds its key.
+   * Every series with a log in some window (tables.ts): by id, its key as the logs hold it, and
+   * its appends' series part as logged, so a series written every scrape encodes it once.
    */
-  private readonly keyAppends = new WeakMap<SeriesKey, KeyAppends>();
+  private readonly series = new SeriesTable();
   private readonly path: string;
   private file!: FileHandle;
   private fileBytes = 0;
@@ -276,7 +216,7 @@ export class EmbeddedHotTier implements HotTier {
     const k = `${ref.ns}/${ref.shard}`;
     let s = this.shards.get(k);
     if (!s) {
-      s = { generation: 0, fence: 0, lease: null, windows: new Map(), metrics: new Map(), pools: new Map() };
+      s = { index: this.shards.size, generation: 0, fence: 0, lease: null, windows: new Map() };
       this.shards.set(k, s);
     }
     return s;
@@ -314,83 +254,70 @@ export class EmbeddedHotTier implements HotTier {
   /** The first `length` bytes of the log of `id` in `window` dropped (all of it: the log goes, and its window once empty). */
   private releaseLog(s: ShardState, window: number, id: string, length: number): void {
     const w = s.windows.get(window);
-    const log = w?.get(id);
-    if (!w || !log) return;
-    if (length >= log.length) {
-      w.delete(id);
-      unindex(s, window, log);
-      log.released = true;
-      if (log.owner?.log === log) log.owner.log = null;
-      this.liveBytes -= log.length;
-      this.releasedBytes += log.length;
-      log.pool?.clear(log);
-      if (--log.series.logs === 0) this.series.delete(log.series.id);
-    } else if (log.disk) {
-      dropHead(log.disk, length);
-      this.liveBytes -= length;
-      this.releasedBytes += length;
-      log.length -= length;
+    const h = this.series.handleOf(id);
+    const row = h === NONE ? undefined : w?.rows.get(h);
+    if (!w || row === undefined) return;
+    const logLength = w.length[row]!;
+    if (length >= logLength) {
+      w.remove(row, h, this.series.key(h).metric);
+      const t = this.series;
+      if (t.lastShard[h] === s.index && t.lastHour[h] === hourOf(window)) t.lastRow[h] = NONE;
+      this.liveBytes -= logLength;
+      this.releasedBytes += logLength;
+      t.unref(h);
     } else {
-      log.pool!.dropHead(log, length);
+      const disk = w.disk[row];
+      if (disk) {
+        dropHead(disk, length);
+        w.length[row] = logLength - length;
+      } else w.dropHead(row, length);
       this.liveBytes -= length;
       this.releasedBytes += length;
     }
-    if (w.size === 0) {
-      s.windows.delete(window);
-      s.pools.delete(window);
-    }
+    if (w.size === 0) s.windows.delete(window);
   }
 
   /** `data` appended to the log of `id` in `window`; `at`: where `data` is in the log file. `key`: the series key, or its JSON as logged. */
-  private applyAppend(s: ShardState, window: number, id: string, key: string | SeriesKey, data: Uint8Array, at: number): Log {
+  private applyAppend(s: ShardState, window: number, id: string, key: string | SeriesKey, data: Uint8Array, at: number, h = this.series.handleOf(id)): void {
     let w = s.windows.get(window);
-    if (!w) s.windows.set(window, (w = new Map()));
-    let log = w.get(id);
-    if (!log) {
-      const series = this.seriesOf(id, key);
-      series.logs++;
-      const disk = data.length >= this.diskMin ? { at: new Float64Array(8), n: 0 } : null;
-      let pool: BlockPool | null = null;
-      if (!disk) {
-        pool = s.pools.get(window) ?? null;
-        if (!pool) s.pools.set(window, (pool = new BlockPool()));
-      }
-      w.set(series.id, (log = { series, pool, head: NO_BLOCK, tail: NO_BLOCK, start: 0, length: 0, disk, released: false, owner: null }));
-      index(s, window, log);
+    if (!w) s.windows.set(window, (w = new LogTable()));
+    if (h === NONE) h = this.seriesOf(id, key);
+    let row = w.rows.get(h);
+    if (row === undefined) {
+      this.series.ref(h);
+      row = w.add(h, this.series.key(h).metric, data.length >= this.diskMin);
     }
-    this.appendLog(log, data, at);
-    return log;
+    const t = this.series;
+    t.lastShard[h] = s.index;
+    t.lastHour[h] = hourOf(window);
+    t.lastRow[h] = row;
+    this.appendRow(w, row, data, at);
   }
 
-  /** `data` appended to `log`; `at`: where `data` is in the log file. */
-  private appendLog(log: Log, data: Uint8Array, at: number): void {
-    if (log.disk) {
-      addSpan(log.disk, at, data.length);
-      log.length += data.length;
-    } else log.pool!.append(log, data);
+  /** `data` appended to the log in `row` of `w`; `at`: where `data` is in the log file. */
+  private appendRow(w: LogTable, row: number, data: Uint8Array, at: number): void {
+    const disk = w.disk[row];
+    if (disk) {
+      addSpan(disk, at, data.length);
+      w.length[row]! += data.length;
+    } else w.append(row, data);
     this.liveBytes += data.length;
   }
 
   /**
-   * The series of `id`, made the first time: the write path's key object itself when its strings
-   * are interned (internName; the scan path's keys are), else one parsed from its JSON with its
+   * A new handle for `id`, with its key: the write path's key object itself when its strings are
+   * interned (internName; the scan path's keys are), else one parsed from its JSON with its
    * strings interned (a key replayed from the log, or one a request built). The id is the
    * caller's string, not interned: ids are unique, and would only fill the pool.
    */
-  private seriesOf(id: string, key: string | SeriesKey): Series {
-    let s = this.series.get(id);
-    if (s) return s;
-    if (typeof key !== 'string' && isInterned(key)) s = { id, key, logs: 0 };
-    else {
-      // The parsed object itself (its values interned in place): JSON.parse builds compact objects,
-      // where a prototype-less copy would be a dictionary several times the size. Readers look tags
-      // up as own properties, and the validator refuses `__proto__`.
-      const parsed = JSON.parse(typeof key === 'string' ? key : keyText(key)) as { metric: string; tags: Record<string, string> };
-      for (const k of Object.keys(parsed.tags)) parsed.tags[k] = internName(parsed.tags[k]!);
-      s = { id, key: { metric: internName(parsed.metric), tags: parsed.tags }, logs: 0 };
-    }
-    this.series.set(id, s);
-    return s;
+  private seriesOf(id: string, key: string | SeriesKey): number {
+    if (typeof key !== 'string' && isInterned(key)) return this.series.add(id, key);
+    // The parsed object itself (its values interned in place): JSON.parse builds compact objects,
+    // where a prototype-less copy would be a dictionary several times the size. Readers look tags
+    // up as own properties, and the validator refuses `__proto__`.
+    const parsed = JSON.parse(typeof key === 'string' ? key : keyText(key)) as { metric: string; tags: Record<string, string> };
+    for (const k of Object.keys(parsed.tags)) parsed.tags[k] = internName(parsed.tags[k]!);
+    return this.series.add(id, { metric: internName(parsed.metric), tags: parsed.tags });
   }
 
   /** Append records to the log, fsync, then apply them; concurrent callers share one fsync. */
@@ -418,37 +345,49 @@ export class EmbeddedHotTier implements HotTier {
    * The bytes are those `commit` writes for the same appends.
    */
   private commitAppends(entries: readonly HotAppend[], from: number, to: number): Promise<void> {
+    const t = this.series;
     const series = new Array<Uint8Array>(to - from);
-    const keys = new Array<KeyAppends>(to - from);
+    // Each entry's handle as found now: applying checks that it still names the entry's series
+    // (a release may let it go meanwhile), so nothing is made for a commit that may fail.
+    const handles = new Int32Array(to - from);
     for (let i = from; i < to; i++) {
       const e = entries[i]!;
-      let k = this.keyAppends.get(e.key);
-      if (k === undefined) this.keyAppends.set(e.key, (k = { bytes: walSeriesBytes(e.id, keyText(e.key)), state: null, hour: -1, log: null }));
-      series[i - from] = k.bytes;
-      keys[i - from] = k;
+      const h = t.handleOf(e.id);
+      handles[i - from] = h;
+      let bytes = h === NONE ? null : t.walOf(h);
+      if (bytes === null) {
+        // A known series logs the key its logs hold (a replay then makes the same one).
+        bytes = walSeriesBytes(e.id, keyText(h === NONE ? e.key : t.key(h)));
+        if (h !== NONE) t.setWal(h, bytes);
+      }
+      series[i - from] = bytes;
     }
     const dataAt = new Uint32Array(to - from);
     const buf = encodeHotAppends(entries, from, to, series, dataAt);
     return this.enqueue(buf, (fileAt) => {
       // Appends of one request share a ShardRef per shard: its state looked up once, not by a `ns/shard` string per append.
       const states = new Map<ShardRef, ShardState>();
+      // The window table of the last append that went to its series' last log (a scrape's appends share one).
+      let w: LogTable | undefined;
+      let wState: ShardState | null = null;
+      let wWindow = Number.NaN;
       for (let i = from; i < to; i++) {
         const e = entries[i]!;
         let s = states.get(e.ref);
         if (!s) states.set(e.ref, (s = this.shard(e.ref)));
-        const k = keys[i - from]!;
-        const { log } = k;
-        if (log !== null && k.state === s && k.hour === e.window / WINDOW_MS && !log.released) this.appendLog(log, e.data, fileAt + dataAt[i - from]!);
-        else {
-          const found = this.applyAppend(s, e.window, e.id, e.key, e.data, fileAt + dataAt[i - from]!);
-          // The series keeps the key object it was made with; when another one now writes it (the write path's
-          // cache let the first go), that first one's entry would live as long as the series, for nothing.
-          const kept = found.series.key;
-          if (kept !== e.key) this.keyAppends.delete(kept);
-          found.owner = k;
-          k.log = found;
-          k.state = s;
-          k.hour = hourOf(e.window);
+        let h = handles[i - from]!;
+        if (!t.is(h, e.id)) h = t.handleOf(e.id);
+        const at = fileAt + dataAt[i - from]!;
+        if (h !== NONE && t.lastShard[h] === s.index && t.lastRow[h] !== NONE && t.lastHour[h] === e.window / WINDOW_MS) {
+          if (s !== wState || e.window !== wWindow) {
+            w = s.windows.get(e.window);
+            wState = s;
+            wWindow = e.window;
+          }
+          this.appendRow(w!, t.lastRow[h]!, e.data, at);
+        } else {
+          this.applyAppend(s, e.window, e.id, e.key, e.data, at, h);
+          if (h === NONE) t.setWal(t.handleOf(e.id), series[i - from]!);
         }
       }
     });
@@ -545,7 +484,7 @@ export class EmbeddedHotTier implements HotTier {
   private async compact(): Promise<void> {
     const tmp = `${this.path}.tmp`;
     // Logs kept on disk and where their bytes start in the new file (they move there once it is in place).
-    const moved: (Log | number)[] = [];
+    const moved: { w: LogTable; row: number; at: number }[] = [];
     const out = await open(tmp, 'w');
     let bytes = 0;
     try {
@@ -571,15 +510,17 @@ export class EmbeddedHotTier implements HotTier {
       // Live logs go as `appends` records of up to REWRITE_BATCH logs: one frame per log was one
       // buffer, writer and checksum each, minutes of the HTTP thread at a million series.
       let batch: WalAppend[] = [];
-      let batchLogs: Log[] = [];
+      let batchTables: LogTable[] = [];
+      let batchRows: number[] = [];
       let batchBytes = 0;
       const putBatch = (): boolean => {
         const at: number[] = [];
         const b = encodeWalRecordAt({ type: 'appends', entries: batch }, at);
         // A log kept on disk is one piece of the new file: its append's data.
-        for (let i = 0; i < batchLogs.length; i++) if (batchLogs[i]!.disk) moved.push(batchLogs[i]!, bytes + at[i]!);
+        for (let i = 0; i < batchRows.length; i++) if (batchTables[i]!.disk[batchRows[i]!]) moved.push({ w: batchTables[i]!, row: batchRows[i]!, at: bytes + at[i]! });
         batch = [];
-        batchLogs = [];
+        batchTables = [];
+        batchRows = [];
         batchBytes = 0;
         return put(b);
       };
@@ -588,12 +529,14 @@ export class EmbeddedHotTier implements HotTier {
         const shard = Number(shardText);
         put(encodeWalRecord({ type: 'generation', ns, shard, value: s.generation }));
         if (put(encodeWalRecord({ type: 'fence', ns, shard, value: s.fence }))) await flushChunk();
-        for (const [window, logs] of s.windows)
-          for (const [id, log] of logs) {
-            const data = this.bytesOf(log);
-            const key = keyText(log.series.key);
+        for (const [window, w] of s.windows)
+          for (const [h, row] of w.rows) {
+            const data = this.bytesOf(w, row);
+            const id = this.series.id(h);
+            const key = keyText(this.series.key(h));
             batch.push({ ns, shard, window, id, key, data });
-            batchLogs.push(log);
+            batchTables.push(w);
+            batchRows.push(row);
             batchBytes += data.length + key.length + id.length;
             if ((batch.length >= REWRITE_BATCH || batchBytes >= REWRITE_CHUNK_BYTES) && putBatch()) await flushChunk();
           }
@@ -616,10 +559,7 @@ export class EmbeddedHotTier implements HotTier {
     this.reader = { fd: openSync(this.path, 'r'), open: true };
     this.retired.add(old);
     setTimeout(() => this.retire(old), REWRITTEN_READ_MS).unref();
-    for (let i = 0; i < moved.length; i += 2) {
-      const log = moved[i] as Log;
-      log.disk = { at: Float64Array.of(moved[i + 1] as number, log.length, 0, 0), n: 1 };
-    }
+    for (const { w, row, at } of moved) w.disk[row] = { at: Float64Array.of(at, w.length[row]!, 0, 0), n: 1 };
     const dir = await open(this.options.dir, 'r');
     await dir.sync();
     await dir.close();
@@ -636,20 +576,7 @@ export class EmbeddedHotTier implements HotTier {
    * are most of it. Only the live bytes are copied; reads taken before keep the old pool.
    */
   private repackPools(): void {
-    for (const s of this.shards.values())
-      for (const [window, pool] of s.pools) {
-        if (!pool.wasteful) continue;
-        const fresh = new BlockPool();
-        for (const log of s.windows.get(window)?.values() ?? []) {
-          if (log.pool !== pool) continue;
-          const bytes = pool.read(log.head, log.start, log.length);
-          log.head = log.tail = NO_BLOCK;
-          log.start = log.length = 0;
-          fresh.append(log, bytes);
-          log.pool = fresh;
-        }
-        s.pools.set(window, fresh);
-      }
+    for (const s of this.shards.values()) for (const w of s.windows.values()) if (w.pool?.wasteful) w.repack();
   }
 
   /**
@@ -675,30 +602,45 @@ export class EmbeddedHotTier implements HotTier {
   }
 
   async readWindow(ref: ShardRef, window: number): Promise<HotLog[]> {
-    const logs = this.shard(ref).windows.get(window);
-    if (!logs) return [];
-    // The logs as they are now (id and log pairs: a later append or release changes neither the
-    // bytes already there nor these), each read into a plain HotLog now, since a flush takes every
-    // byte: no lazy getter and its closures per log (a window of a shard at a million series is
-    // ~60,000 logs, all of it garbage for the HTTP thread's collector once sent). The event loop
-    // gets a turn between logs once a slice has run: a window of a busy shard is tens of MB.
-    const now = [...logs];
-    const out = new Array<HotLog>(now.length);
+    const w = this.shard(ref).windows.get(window);
+    if (!w) return [];
+    // The logs as they are now (where each one's bytes are: a later append or release changes
+    // none of the bytes already there, and a release after a turn below may give a row to another
+    // series), each read into a plain HotLog, since a flush takes every byte: no lazy getter and
+    // its closures per log (a window of a shard at a million series is ~60,000 logs, all of it
+    // garbage for the HTTP thread's collector once sent). The event loop gets a turn between logs
+    // once a slice has run: a window of a busy shard is tens of MB.
+    const n = w.size;
+    const pool = w.pool;
+    const file = this.reader;
+    const ids = new Array<string>(n);
+    const keys = new Array<SeriesKey>(n);
+    const head = new Int32Array(n);
+    const start = new Int32Array(n);
+    const length = new Float64Array(n);
+    const disk = new Array<Float64Array | null>(n);
+    let i = 0;
+    for (const [h, row] of w.rows) {
+      ids[i] = this.series.id(h);
+      keys[i] = this.series.key(h);
+      head[i] = w.head[row]!;
+      start[i] = w.start[row]!;
+      length[i] = w.length[row]!;
+      const d = w.disk[row];
+      disk[i++] = d ? d.at.slice(0, 2 * d.n) : null;
+    }
+    const out = new Array<HotLog>(n);
     let since = performance.now();
-    for (let i = 0; i < now.length; i++) {
+    for (i = 0; i < n; i++) {
       if ((i & 255) === 255 && performance.now() - since >= APPLY_SLICE_MS) {
         await bulkTurn();
         since = performance.now();
       }
-      const [id, log] = now[i]!;
-      out[i] = { id, key: log.series.key, window, data: this.readNow(log) };
+      const d = disk[i];
+      const data = d ? readSpans(file, d, d.length / 2, length[i]!, this.path) : pool!.read(head[i]!, start[i]!, length[i]!);
+      out[i] = { id: ids[i]!, key: keys[i]!, window, data };
     }
     return out;
-  }
-
-  /** A log's bytes now (its pool's blocks are never written again once released; a file the rewrite replaced stays open for a while). */
-  private readNow(log: Log): Uint8Array {
-    return log.disk ? readSpans(this.reader, log.disk.at.slice(0, 2 * log.disk.n), log.disk.n, log.length, this.path) : log.pool!.read(log.head, log.start, log.length);
   }
 
   /**
@@ -707,24 +649,28 @@ export class EmbeddedHotTier implements HotTier {
    * bytes already in a block pool or in the file, and a rewrite leaves the old file open for a
    * while (and an old pool to the reads that hold it).
    */
-  private hotLog(id: string, window: number, log: Log): HotLog {
+  private hotLog(w: LogTable, row: number, window: number): HotLog {
     let read: () => Uint8Array;
-    if (!log.disk) {
+    const d = w.disk[row];
+    const length = w.length[row]!;
+    if (!d) {
       // Blocks are not written again once released (blocks.ts), so the bytes as of now stay readable.
-      const { pool, head, start, length } = log;
-      read = () => pool!.read(head, start, length);
+      const pool = w.pool!;
+      const head = w.head[row]!;
+      const start = w.start[row]!;
+      read = () => pool.read(head, start, length);
     } else {
       const file = this.reader;
-      const at = log.disk.at.slice(0, 2 * log.disk.n);
-      const { n } = log.disk;
-      const length = log.length;
+      const at = d.at.slice(0, 2 * d.n);
+      const { n } = d;
       const path = this.path;
       read = () => readSpans(file, at, n, length, path);
     }
+    const h = w.series[row]!;
     let data: Uint8Array | undefined;
     return {
-      id,
-      key: log.series.key,
+      id: this.series.id(h),
+      key: this.series.key(h),
       window,
       get data() {
         return (data ??= read());
@@ -733,8 +679,9 @@ export class EmbeddedHotTier implements HotTier {
   }
 
   /** A log's bytes now, from memory or read from the file (for a rewrite, which owns the state meanwhile). */
-  private bytesOf(log: Log): Uint8Array {
-    return log.disk ? readSpans(this.reader, log.disk.at, log.disk.n, log.length, this.path) : log.pool!.read(log.head, log.start, log.length);
+  private bytesOf(w: LogTable, row: number): Uint8Array {
+    const d = w.disk[row];
+    return d ? readSpans(this.reader, d.at, d.n, w.length[row]!, this.path) : w.read(row);
   }
 
   private retire(file: LogFile): void {
@@ -754,10 +701,10 @@ export class EmbeddedHotTier implements HotTier {
     const logs: HotLog[] = [];
     // A selector with no condition picks every log: no test per log.
     const pick = series && !selectsAll(series) ? series : undefined;
-    for (const [window, byMetric] of s.metrics) {
+    for (const [window, w] of s.windows) {
       if (window + WINDOW_MS <= from || window >= to) continue;
-      const of = byMetric.get(metric);
-      if (of) for (const log of of) if (!pick || selects(pick, log.series.key.tags)) logs.push(this.hotLog(log.series.id, window, log));
+      const of = w.byMetric.get(metric);
+      if (of) for (const row of of) if (!pick || selects(pick, this.series.key(w.series[row]!).tags)) logs.push(this.hotLog(w, row, window));
     }
     return { generation: s.generation, logs };
   }
@@ -765,9 +712,14 @@ export class EmbeddedHotTier implements HotTier {
   async seriesIn(ref: ShardRef, metric: string | undefined, from: number, to: number): Promise<SeriesKey[]> {
     const out = new Map<string, SeriesKey>();
     const s = this.shard(ref);
-    for (const [window, byMetric] of s.metrics) {
+    for (const [window, w] of s.windows) {
       if (window + WINDOW_MS <= from || window >= to) continue;
-      for (const [m, logs] of byMetric) if (metric === undefined || m === metric) for (const log of logs) out.set(log.series.id, log.series.key);
+      for (const [m, rows] of w.byMetric)
+        if (metric === undefined || m === metric)
+          for (const row of rows) {
+            const h = w.series[row]!;
+            out.set(this.series.id(h), this.series.key(h));
+          }
     }
     return [...out.values()];
   }
@@ -834,7 +786,7 @@ export class EmbeddedHotTier implements HotTier {
     let bytes = 0;
     let logs = 0;
     for (const w of this.shard(ref).windows.values()) {
-      for (const log of w.values()) bytes += log.length;
+      for (const row of w.rows.values()) bytes += w.length[row]!;
       logs += w.size;
     }
     return { bytes, logs };
@@ -847,26 +799,6 @@ export class EmbeddedHotTier implements HotTier {
     this.reader.open = false;
     closeSync(this.reader.fd);
   }
-}
-
-/** `log` (new in `window`) in its shard's metric index. */
-function index(s: ShardState, window: number, log: Log): void {
-  let byMetric = s.metrics.get(window);
-  if (!byMetric) s.metrics.set(window, (byMetric = new Map()));
-  const metric = log.series.key.metric;
-  let logs = byMetric.get(metric);
-  if (!logs) byMetric.set(metric, (logs = new Set()));
-  logs.add(log);
-}
-
-/** `log` (released whole from `window`) out of its shard's metric index. */
-function unindex(s: ShardState, window: number, log: Log): void {
-  const byMetric = s.metrics.get(window);
-  const logs = byMetric?.get(log.series.key.metric);
-  if (!byMetric || !logs) return;
-  logs.delete(log);
-  if (logs.size === 0) byMetric.delete(log.series.key.metric);
-  if (byMetric.size === 0) s.metrics.delete(window);
 }
 
 /** How long a file replaced by a rewrite stays open for reads that took their offsets in it (a query's lazy reads, a flush). */
