@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, statfsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -75,6 +75,34 @@ describe('embedded hot tier on a full disk', () => {
     expect(found.size).toBe(acked.length);
     await after.close();
     await tier.close();
+  });
+
+  it('refuses a scraper round that meets a full disk with 503, and nothing else (no unhandled rejection ends the process)', async () => {
+    const dir = join(mnt, 'round');
+    const filler = join(mnt, 'filler-round');
+    const tier = await EmbeddedHotTier.open({ dir, fsync: 'always' });
+    const free = statfsSync(mnt);
+    writeFileSync(filler, Buffer.alloc(Math.max(0, free.bavail * free.bsize - 64 * 1024))); // 64 KiB left
+    // Node ends a process on a rejection left without a handler for a turn of the event loop.
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      // Many commits of one call (a round of 100,000 series): the first fails while later ones are still being made.
+      const round = Array.from({ length: 100_000 }, (_, i) => append(10_000 + i, 16));
+      const outcome = await tier.append(round).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(outcome).toBeInstanceOf(UnavailableError);
+      expect((outcome as Error).message).toMatch(/full/);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      rmSync(filler);
+      await tier.close();
+    }
   });
 });
 

@@ -589,9 +589,13 @@ export class EmbeddedHotTier implements HotTier {
     const commits: Promise<void>[] = [];
     for (let i = 0; i < entries.length; i += COMMIT_APPENDS) {
       if (i > 0) await bulkTurn();
-      commits.push(this.commitAppends(entries, i, Math.min(entries.length, i + COMMIT_APPENDS)));
+      const commit = this.commitAppends(entries, i, Math.min(entries.length, i + COMMIT_APPENDS));
+      // Handled at once: a commit that fails (a full disk) while later ones are still being made
+      // would otherwise be a rejection without a handler for a turn, which ends a Node process.
+      commit.catch(() => undefined);
+      commits.push(commit);
     }
-    // Every commit is awaited, so a failure of one is not left unhandled while another is pending.
+    // Every commit is awaited, so one that failed is reported only once all of them have ended.
     const failed = (await Promise.allSettled(commits)).find((r) => r.status === 'rejected');
     if (failed) throw failed.reason;
   }
