@@ -177,19 +177,27 @@ export function encodeLazy(input: SeriesIndexInput, level: number | undefined): 
 }
 
 
+/** A decoded block: its rows are raw[base + ends[k - 1] (or base) .. base + ends[k]). */
+interface RowBlock {
+  readonly raw: Uint8Array;
+  readonly base: number;
+  /** Row k ends `ends[k]` bytes after `base` (the rows are back to back). */
+  readonly ends: Uint32Array;
+}
+
 /** A section's blocks in the index bytes, decoded (decompressed and split into rows) when first read. */
 class Section {
-  private readonly blocks: ({ raw: Uint8Array; starts: Uint32Array } | undefined)[];
+  private readonly blocks: (RowBlock | undefined)[];
   constructor(
     private readonly buf: Uint8Array,
     /** Block b is buf[ends[b - 1] (or start) .. ends[b]). */
     private readonly start: number,
     private readonly ends: Float64Array,
     readonly rows: number,
-    private readonly per: number,
+    readonly per: number,
     private readonly what: string,
   ) {
-    this.blocks = new Array<{ raw: Uint8Array; starts: Uint32Array } | undefined>(ends.length);
+    this.blocks = new Array<RowBlock | undefined>(ends.length);
   }
 
   /** Bytes of its frames in the index (a decoded block holds ~3x as many: the heap estimate's unit). */
@@ -208,29 +216,46 @@ class Section {
   /** Where row i starts in `raw` (set, with `rowEnd`, for it): a row read without a reader. */
   locate(i: number): number {
     const b = Math.floor(i / this.per);
-    let block = this.blocks[b];
-    if (!block) this.blocks[b] = block = this.decode(b);
+    const block = this.block(b);
     const k = i - b * this.per;
     this.raw = block.raw;
-    this.rowEnd = block.starts[k + 1]!;
-    return block.starts[k]!;
+    this.rowEnd = block.base + block.ends[k]!;
+    return k === 0 ? block.base : block.base + block.ends[k - 1]!;
   }
 
-  private decode(b: number): { raw: Uint8Array; starts: Uint32Array } {
+  /** Block b (rows b * per ..), decoded when first asked for: for scans over many rows. */
+  block(b: number): RowBlock {
+    let block = this.blocks[b];
+    if (!block) this.blocks[b] = block = this.decode(b);
+    return block;
+  }
+
+  private decode(b: number): RowBlock {
     const from = b === 0 ? this.start : this.ends[b - 1]!;
     const raw = decodeFrame(this.buf.subarray(from, this.ends[b]), this.what);
     const r = new ByteReader(raw, this.what);
     const want = Math.min(this.per, this.rows - b * this.per);
     const n = r.count();
     if (n !== want) r.fail(`block ${b} holds ${n} rows, not ${want}`);
-    const starts = new Uint32Array(n + 1);
+    // One pass over the row lengths, one-byte varints read in place: a first query splits blocks
+    // of thousands of rows before V8 has optimised this loop, where a call per length cost twice.
+    const ends = new Uint32Array(n);
+    let p = r.pos;
     let at = 0;
-    const lens = new Uint32Array(n);
-    for (let i = 0; i < n; i++) at += lens[i] = r.uvarint();
-    if (at !== r.remaining) r.fail(`block ${b}: rows of ${at} bytes in ${r.remaining}`);
-    starts[0] = r.pos;
-    for (let i = 0; i < n; i++) starts[i + 1] = starts[i]! + lens[i]!;
-    return { raw, starts };
+    for (let i = 0; i < n; i++) {
+      const x = raw[p]!; // undefined past the end: the reader below then reports the truncation
+      if (x < 0x80) p++;
+      else {
+        r.pos = p;
+        at += r.uvarint();
+        p = r.pos;
+        ends[i] = at;
+        continue;
+      }
+      ends[i] = at += x;
+    }
+    if (at !== raw.length - p) r.fail(`block ${b}: rows of ${at} bytes in ${raw.length - p}`);
+    return { raw, base: p, ends };
   }
 }
 
@@ -414,30 +439,49 @@ class LazyPostings implements Postings {
     const pre = bytes ? encoder.encode(prefix) : EMPTY;
     const suf = bytes ? encoder.encode(suffix) : EMPTY;
     let prev: string | null = null;
-    for (let i = prefix === '' ? 0 : this.lowerBound(prefix); i < this.section.rows; i++) {
-      if (bytes) {
-        let at = this.section.locate(i);
-        const b = this.section.raw;
+    const accept = (i: number): boolean => {
+      const s = this.nameAt(i);
+      if (!s.startsWith(prefix)) return false;
+      if (s.endsWith(suffix)) {
+        if (prev !== null && !(s > prev)) this.section.row(i).fail(`postings of ${JSON.stringify(s)} out of order or listed twice`);
+        prev = s;
+        out.push(s);
+      }
+      return true;
+    };
+    const rows = this.section.rows;
+    const per = this.section.per;
+    let i = prefix === '' ? 0 : this.lowerBound(prefix);
+    if (!bytes) {
+      for (; i < rows; i++) if (!accept(i)) break;
+      return out;
+    }
+    // Block by block, each row's bytes compared in place: a regex scans every name of its key
+    // (thousands per index, sixteen indexes a query), and the first query runs this unoptimised.
+    while (i < rows) {
+      const b = Math.floor(i / per);
+      const { raw, base, ends } = this.section.block(b);
+      const first = b * per;
+      const last = Math.min(rows, first + per);
+      for (; i < last; i++) {
+        const k = i - first;
+        const rowEnd = base + ends[k]!;
+        let at = k === 0 ? base : base + ends[k - 1]!;
         // The name's length (a uvarint), then its bytes: the rest of the row.
-        while (b[at]! >= 0x80 && at < this.section.rowEnd) at++;
+        while (raw[at]! >= 0x80 && at < rowEnd) at++;
         at++;
-        const len = this.section.rowEnd - at;
-        if (len < pre.length) break;
-        let k = 0;
-        while (k < pre.length && b[at + k] === pre[k]) k++;
-        if (k < pre.length) break;
+        const len = rowEnd - at;
+        if (len < pre.length) return out;
+        let m = 0;
+        while (m < pre.length && raw[at + m] === pre[m]) m++;
+        if (m < pre.length) return out;
         if (len < suf.length) continue;
         const end = at + len - suf.length;
-        k = 0;
-        while (k < suf.length && b[end + k] === suf[k]) k++;
-        if (k < suf.length) continue;
+        m = 0;
+        while (m < suf.length && raw[end + m] === suf[m]) m++;
+        if (m < suf.length) continue;
+        if (!accept(i)) return out;
       }
-      const s = this.nameAt(i);
-      if (!s.startsWith(prefix)) break;
-      if (!s.endsWith(suffix)) continue;
-      if (prev !== null && !(s > prev)) this.section.row(i).fail(`postings of ${JSON.stringify(s)} out of order or listed twice`);
-      prev = s;
-      out.push(s);
     }
     return out;
   }
