@@ -433,54 +433,42 @@ class LazyPostings implements Postings {
 
   withPrefix(prefix: string, suffix = ''): readonly string[] {
     const out: string[] = [];
-    // Both ends compared as UTF-8 bytes before a name is decoded (a suffix test refuses most names
-    // of a selective regex); a lone surrogate has no UTF-8 form, so such ends are compared as strings.
-    const bytes = prefix.isWellFormed() && suffix.isWellFormed();
-    const pre = bytes ? encoder.encode(prefix) : EMPTY;
-    const suf = bytes ? encoder.encode(suffix) : EMPTY;
-    let prev: string | null = null;
-    const accept = (i: number): boolean => {
-      const s = this.nameAt(i);
-      if (!s.startsWith(prefix)) return false;
-      if (s.endsWith(suffix)) {
-        if (prev !== null && !(s > prev)) this.section.row(i).fail(`postings of ${JSON.stringify(s)} out of order or listed twice`);
-        prev = s;
-        out.push(s);
-      }
-      return true;
-    };
     const rows = this.section.rows;
+    // Names ascend, so those with the prefix are one run: its ends by binary search (a few names
+    // decoded), then a suffix test per name on the block's bytes, before any name is decoded. A
+    // regex scans every value of its key this way (thousands per index, sixteen indexes a query),
+    // and the first query runs this loop unoptimised.
+    const lo = prefix === '' ? 0 : this.lowerBound(prefix);
+    let hi = rows;
+    if (prefix !== '')
+      for (let a = lo; a < hi; ) {
+        const mid = (a + hi) >>> 1;
+        if (this.nameAt(mid).startsWith(prefix)) a = mid + 1;
+        else hi = mid;
+      }
+    // A lone surrogate has no UTF-8 form: such a suffix is tested on the decoded names alone.
+    const suf = suffix.isWellFormed() ? encoder.encode(suffix) : null;
     const per = this.section.per;
-    let i = prefix === '' ? 0 : this.lowerBound(prefix);
-    if (!bytes) {
-      for (; i < rows; i++) if (!accept(i)) break;
-      return out;
-    }
-    // Block by block, each row's bytes compared in place: a regex scans every name of its key
-    // (thousands per index, sixteen indexes a query), and the first query runs this unoptimised.
-    while (i < rows) {
+    let prev: string | null = null;
+    for (let i = lo; i < hi; ) {
       const b = Math.floor(i / per);
       const { raw, base, ends } = this.section.block(b);
       const first = b * per;
-      const last = Math.min(rows, first + per);
+      const last = Math.min(hi, first + per);
       for (; i < last; i++) {
-        const k = i - first;
-        const rowEnd = base + ends[k]!;
-        let at = k === 0 ? base : base + ends[k - 1]!;
-        // The name's length (a uvarint), then its bytes: the rest of the row.
-        while (raw[at]! >= 0x80 && at < rowEnd) at++;
-        at++;
-        const len = rowEnd - at;
-        if (len < pre.length) return out;
-        let m = 0;
-        while (m < pre.length && raw[at + m] === pre[m]) m++;
-        if (m < pre.length) return out;
-        if (len < suf.length) continue;
-        const end = at + len - suf.length;
-        m = 0;
-        while (m < suf.length && raw[end + m] === suf[m]) m++;
-        if (m < suf.length) continue;
-        if (!accept(i)) return out;
+        if (suf !== null && suf.length > 0) {
+          // The row's last bytes: a row shorter than the suffix compares bytes before it, and a
+          // false match there is refused below, on the decoded name.
+          const end = base + ends[i - first]! - suf.length;
+          let m = 0;
+          while (m < suf.length && raw[end + m] === suf[m]) m++;
+          if (m < suf.length) continue;
+        }
+        const s = this.nameAt(i);
+        if (!s.endsWith(suffix)) continue;
+        if (prev !== null && !(s > prev)) this.section.row(i).fail(`postings of ${JSON.stringify(s)} out of order or listed twice`);
+        prev = s;
+        out.push(s);
       }
     }
     return out;
