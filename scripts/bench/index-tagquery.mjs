@@ -47,11 +47,18 @@ for (const shard of readdirSync(cat))
 const tagUrl = `${base}/v1/query?${new URLSearchParams({ metric: 'node_m0', match: 'host=~host-[0-9]*00', from: String(from), to: String(to), format: 'json' })}`;
 const warmups = [`${base}/v1/query?${new URLSearchParams({ metric: 'node_m0', tag: 'host:host-1999', from: String(from), to: String(to) })}`, `${base}/v1/labels?metric=node_m1`];
 
-/** CPU ms (user + system, 10 ms ticks) of the server's HTTP thread, the one that answers queries (the role threads' passes left out). */
+/**
+ * CPU ms of the server's HTTP thread, the one that answers queries (the role threads' passes left
+ * out), from the scheduler's count of nanoseconds on a CPU (/proc/…/schedstat: finer than the
+ * 10 ms ticks of /proc/…/stat, which a query of a few ms would mostly not move).
+ */
 function cpuMs(pid) {
-  const f = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
-  const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
-  return ((Number(rest[11]) + Number(rest[12])) * 1000) / 100;
+  return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+}
+
+/** ms the HTTP thread waited, runnable, for a CPU (schedstat's second field): what the machine's other load added. */
+function waitMs(pid) {
+  return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[1]) / 1e6;
 }
 
 function serverEnv(dataDir) {
@@ -63,6 +70,7 @@ function serverEnv(dataDir) {
 
 async function timed(url, pid) {
   const c = cpuMs(pid);
+  const w = waitMs(pid);
   // The monotonic clock V8's profiles use (µs), to cut a profile to this request.
   const t0 = Number(process.hrtime.bigint() / 1000n);
   const a = performance.now();
@@ -70,7 +78,7 @@ async function timed(url, pid) {
   const wall = performance.now() - a;
   const t1 = Number(process.hrtime.bigint() / 1000n);
   if (r.status !== 200) throw new Error(`${url}: ${r.status} ${r.body.toString().slice(0, 300)}`);
-  return { wall, cpu: cpuMs(pid) - c, body: r.body, t0, t1 };
+  return { wall, cpu: cpuMs(pid) - c, runqueue: waitMs(pid) - w, body: r.body, t0, t1 };
 }
 
 /**
@@ -116,7 +124,7 @@ async function settle(pid) {
   for (let quiet = 0, last = cpuMs(pid), n = 0; quiet < 3 && n < 120; n++) {
     await new Promise((r) => setTimeout(r, 500));
     const now = cpuMs(pid);
-    quiet = now - last <= 10 ? quiet + 1 : 0;
+    quiet = now - last <= 10 ? quiet + 1 : 0; // under 2 % of a core
     last = now;
   }
 }
@@ -164,23 +172,24 @@ for (let run = 0; run < runs; run++)
     for (const build of builds) {
       const r = await once(build, mode, run);
       const k = `${build}|${mode}`;
-      if (!results.has(k)) results.set(k, { firstWall: [], firstCpu: [], warmWall: [], warmCpu: [] });
+      if (!results.has(k)) results.set(k, { firstWall: [], firstCpu: [], firstWait: [], warmWall: [], warmCpu: [] });
       const x = results.get(k);
       x.firstWall.push(r.first.wall);
       x.firstCpu.push(r.first.cpu);
+      x.firstWait.push(r.first.runqueue);
       x.warmWall.push(median(r.warm.map((w) => w.wall)));
-      x.warmCpu.push(r.warm.reduce((a, w) => a + w.cpu, 0) / r.warm.length);
+      x.warmCpu.push(median(r.warm.map((w) => w.cpu)));
       // Every build and mode must give the same answer, byte for byte.
       if (answer === null) answer = r.body;
       else if (!answer.equals(r.body)) throw new Error(`${k}: the answer differs from the first run's`);
-      console.error(`[tagquery] ${k} run ${run}: first ${r.first.wall.toFixed(1)} ms (cpu ${r.first.cpu}), warm median ${median(r.warm.map((w) => w.wall)).toFixed(1)} ms; ${r.series} series, ${r.points} points`);
+      console.error(`[tagquery] ${k} run ${run}: first ${r.first.wall.toFixed(1)} ms (cpu ${r.first.cpu.toFixed(1)}, waited for a cpu ${r.first.runqueue.toFixed(1)}), warm median ${median(r.warm.map((w) => w.wall)).toFixed(1)} ms; ${r.series} series, ${r.points} points`);
     }
 const load1 = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 const r1 = (x) => Math.round(x * 10) / 10;
 const out = [];
 for (const [k, x] of results) {
   const [build, mode] = k.split('|');
-  out.push({ build, mode, runs: x.firstWall.length, firstWallMedianMs: r1(median(x.firstWall)), firstWallMs: x.firstWall.map(r1), firstCpuMeanMs: r1(x.firstCpu.reduce((a, b) => a + b, 0) / x.firstCpu.length), warmWallMedianMs: r1(median(x.warmWall)), warmCpuMeanMs: r1(x.warmCpu.reduce((a, b) => a + b, 0) / x.warmCpu.length) });
+  out.push({ build, mode, runs: x.firstWall.length, firstWallMedianMs: r1(median(x.firstWall)), firstWallMs: x.firstWall.map(r1), firstCpuMedianMs: r1(median(x.firstCpu)), firstCpuMs: x.firstCpu.map(r1), firstRunqueueMedianMs: r1(median(x.firstWait)), warmWallMedianMs: r1(median(x.warmWall)), warmCpuMedianMs: r1(median(x.warmCpu)) });
 }
 console.log(JSON.stringify({ data: src, from, to, bytes: answer.length, load: { before: load0, after: load1 }, results: out }, null, 1));
 rmSync(work, { recursive: true, force: true });
