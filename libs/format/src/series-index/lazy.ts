@@ -450,26 +450,31 @@ class LazyPostings implements Postings {
     const suf = suffix.isWellFormed() ? encoder.encode(suffix) : null;
     const per = this.section.per;
     let prev: string | null = null;
+    const n = suf === null ? 0 : suf.length;
+    const lastByte = n > 0 ? suf![n - 1]! : -1;
     for (let i = lo; i < hi; ) {
       const b = Math.floor(i / per);
       const { raw, base, ends } = this.section.block(b);
       const first = b * per;
-      const last = Math.min(hi, first + per);
-      for (; i < last; i++) {
-        if (suf !== null && suf.length > 0) {
-          // The row's last bytes: a row shorter than the suffix compares bytes before it, and a
-          // false match there is refused below, on the decoded name.
-          const end = base + ends[i - first]! - suf.length;
-          let m = 0;
-          while (m < suf.length && raw[end + m] === suf[m]) m++;
-          if (m < suf.length) continue;
+      const last = Math.min(hi, first + per) - first;
+      for (let k = i - first; k < last; k++) {
+        if (n > 0) {
+          // The row's last bytes (its last one first: it refuses most names alone). A row shorter
+          // than the suffix compares bytes before it, and a false match is refused below, on the
+          // decoded name.
+          const end = base + ends[k]!;
+          if (raw[end - 1] !== lastByte) continue;
+          let m = n - 2;
+          while (m >= 0 && raw[end - n + m] === suf![m]) m--;
+          if (m >= 0) continue;
         }
-        const s = this.nameAt(i);
+        const s = this.nameAt(first + k);
         if (!s.endsWith(suffix)) continue;
-        if (prev !== null && !(s > prev)) this.section.row(i).fail(`postings of ${JSON.stringify(s)} out of order or listed twice`);
+        if (prev !== null && !(s > prev)) this.section.row(first + k).fail(`postings of ${JSON.stringify(s)} out of order or listed twice`);
         prev = s;
         out.push(s);
       }
+      i = first + last;
     }
     return out;
   }
