@@ -177,19 +177,27 @@ export function encodeLazy(input: SeriesIndexInput, level: number | undefined): 
 }
 
 
+/** A decoded block: its rows are raw[base + ends[k - 1] (or base) .. base + ends[k]). */
+interface RowBlock {
+  readonly raw: Uint8Array;
+  readonly base: number;
+  /** Row k ends `ends[k]` bytes after `base` (the rows are back to back). */
+  readonly ends: Uint32Array;
+}
+
 /** A section's blocks in the index bytes, decoded (decompressed and split into rows) when first read. */
 class Section {
-  private readonly blocks: ({ raw: Uint8Array; starts: Uint32Array } | undefined)[];
+  private readonly blocks: (RowBlock | undefined)[];
   constructor(
     private readonly buf: Uint8Array,
     /** Block b is buf[ends[b - 1] (or start) .. ends[b]). */
     private readonly start: number,
     private readonly ends: Float64Array,
     readonly rows: number,
-    private readonly per: number,
+    readonly per: number,
     private readonly what: string,
   ) {
-    this.blocks = new Array<{ raw: Uint8Array; starts: Uint32Array } | undefined>(ends.length);
+    this.blocks = new Array<RowBlock | undefined>(ends.length);
   }
 
   /** Bytes of its frames in the index (a decoded block holds ~3x as many: the heap estimate's unit). */
@@ -208,29 +216,46 @@ class Section {
   /** Where row i starts in `raw` (set, with `rowEnd`, for it): a row read without a reader. */
   locate(i: number): number {
     const b = Math.floor(i / this.per);
-    let block = this.blocks[b];
-    if (!block) this.blocks[b] = block = this.decode(b);
+    const block = this.block(b);
     const k = i - b * this.per;
     this.raw = block.raw;
-    this.rowEnd = block.starts[k + 1]!;
-    return block.starts[k]!;
+    this.rowEnd = block.base + block.ends[k]!;
+    return k === 0 ? block.base : block.base + block.ends[k - 1]!;
   }
 
-  private decode(b: number): { raw: Uint8Array; starts: Uint32Array } {
+  /** Block b (rows b * per ..), decoded when first asked for: for scans over many rows. */
+  block(b: number): RowBlock {
+    let block = this.blocks[b];
+    if (!block) this.blocks[b] = block = this.decode(b);
+    return block;
+  }
+
+  private decode(b: number): RowBlock {
     const from = b === 0 ? this.start : this.ends[b - 1]!;
     const raw = decodeFrame(this.buf.subarray(from, this.ends[b]), this.what);
     const r = new ByteReader(raw, this.what);
     const want = Math.min(this.per, this.rows - b * this.per);
     const n = r.count();
     if (n !== want) r.fail(`block ${b} holds ${n} rows, not ${want}`);
-    const starts = new Uint32Array(n + 1);
+    // One pass over the row lengths, one-byte varints read in place: a first query splits blocks
+    // of thousands of rows before V8 has optimised this loop, where a call per length cost twice.
+    const ends = new Uint32Array(n);
+    let p = r.pos;
     let at = 0;
-    const lens = new Uint32Array(n);
-    for (let i = 0; i < n; i++) at += lens[i] = r.uvarint();
-    if (at !== r.remaining) r.fail(`block ${b}: rows of ${at} bytes in ${r.remaining}`);
-    starts[0] = r.pos;
-    for (let i = 0; i < n; i++) starts[i + 1] = starts[i]! + lens[i]!;
-    return { raw, starts };
+    for (let i = 0; i < n; i++) {
+      const x = raw[p]!; // undefined past the end: the reader below then reports the truncation
+      if (x < 0x80) p++;
+      else {
+        r.pos = p;
+        at += r.uvarint();
+        p = r.pos;
+        ends[i] = at;
+        continue;
+      }
+      ends[i] = at += x;
+    }
+    if (at !== raw.length - p) r.fail(`block ${b}: rows of ${at} bytes in ${raw.length - p}`);
+    return { raw, base: p, ends };
   }
 }
 
@@ -408,36 +433,48 @@ class LazyPostings implements Postings {
 
   withPrefix(prefix: string, suffix = ''): readonly string[] {
     const out: string[] = [];
-    // Both ends compared as UTF-8 bytes before a name is decoded (a suffix test refuses most names
-    // of a selective regex); a lone surrogate has no UTF-8 form, so such ends are compared as strings.
-    const bytes = prefix.isWellFormed() && suffix.isWellFormed();
-    const pre = bytes ? encoder.encode(prefix) : EMPTY;
-    const suf = bytes ? encoder.encode(suffix) : EMPTY;
-    let prev: string | null = null;
-    for (let i = prefix === '' ? 0 : this.lowerBound(prefix); i < this.section.rows; i++) {
-      if (bytes) {
-        let at = this.section.locate(i);
-        const b = this.section.raw;
-        // The name's length (a uvarint), then its bytes: the rest of the row.
-        while (b[at]! >= 0x80 && at < this.section.rowEnd) at++;
-        at++;
-        const len = this.section.rowEnd - at;
-        if (len < pre.length) break;
-        let k = 0;
-        while (k < pre.length && b[at + k] === pre[k]) k++;
-        if (k < pre.length) break;
-        if (len < suf.length) continue;
-        const end = at + len - suf.length;
-        k = 0;
-        while (k < suf.length && b[end + k] === suf[k]) k++;
-        if (k < suf.length) continue;
+    const rows = this.section.rows;
+    // Names ascend, so those with the prefix are one run: its ends by binary search (a few names
+    // decoded), then a suffix test per name on the block's bytes, before any name is decoded. A
+    // regex scans every value of its key this way (thousands per index, sixteen indexes a query),
+    // and the first query runs this loop unoptimised.
+    const lo = prefix === '' ? 0 : this.lowerBound(prefix);
+    let hi = rows;
+    if (prefix !== '')
+      for (let a = lo; a < hi; ) {
+        const mid = (a + hi) >>> 1;
+        if (this.nameAt(mid).startsWith(prefix)) a = mid + 1;
+        else hi = mid;
       }
-      const s = this.nameAt(i);
-      if (!s.startsWith(prefix)) break;
-      if (!s.endsWith(suffix)) continue;
-      if (prev !== null && !(s > prev)) this.section.row(i).fail(`postings of ${JSON.stringify(s)} out of order or listed twice`);
-      prev = s;
-      out.push(s);
+    // A lone surrogate has no UTF-8 form: such a suffix is tested on the decoded names alone.
+    const suf = suffix.isWellFormed() ? encoder.encode(suffix) : null;
+    const per = this.section.per;
+    let prev: string | null = null;
+    const n = suf === null ? 0 : suf.length;
+    const lastByte = n > 0 ? suf![n - 1]! : -1;
+    for (let i = lo; i < hi; ) {
+      const b = Math.floor(i / per);
+      const { raw, base, ends } = this.section.block(b);
+      const first = b * per;
+      const last = Math.min(hi, first + per) - first;
+      for (let k = i - first; k < last; k++) {
+        if (n > 0) {
+          // The row's last bytes (its last one first: it refuses most names alone). A row shorter
+          // than the suffix compares bytes before it, and a false match is refused below, on the
+          // decoded name.
+          const end = base + ends[k]!;
+          if (raw[end - 1] !== lastByte) continue;
+          let m = n - 2;
+          while (m >= 0 && raw[end - n + m] === suf![m]) m--;
+          if (m >= 0) continue;
+        }
+        const s = this.nameAt(first + k);
+        if (!s.endsWith(suffix)) continue;
+        if (prev !== null && !(s > prev)) this.section.row(first + k).fail(`postings of ${JSON.stringify(s)} out of order or listed twice`);
+        prev = s;
+        out.push(s);
+      }
+      i = first + last;
     }
     return out;
   }

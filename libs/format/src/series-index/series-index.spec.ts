@@ -117,6 +117,24 @@ describe('series index', () => {
     );
   });
 
+  it('lists the names with a prefix and suffix exactly as a filter of every name does, across blocks of names (version 2)', () => {
+    // Over 4,096 values of one key: the names span two blocks, and the prefix runs cross them.
+    const hosts = Array.from({ length: 5_000 }, (_, i) => `h${i}`);
+    const odd = ['', 'é', 'ü😀', 'a\u0000b', '0', '00', 'h', 'hé0'];
+    const values = [...hosts, ...odd];
+    const series: FooterEntry[] = values.map((v, i) => ({ id: String(i).padStart(5, '0'), metric: 'm', tags: { host: v }, offset: 0, length: 9, count: 1, minTs: 0, maxTs: 0, fields: ['value'] }));
+    const index = decodeSeriesIndex(encodeSeriesIndex({ ns: 'x', shard: 0, day: 0, parts: [{ key: 'p', window: 0, series }] }, 0, 2));
+    const names = index.tags.get('host') as Postings;
+    const sorted = [...values].sort();
+    const affixes = fc.constantFrom('', 'h', 'h1', 'h49', 'h4999', 'h5', 'hé', 'x', '0', '00', 'é', '😀', '\ud83d', 'b', 'h10');
+    fc.assert(
+      fc.property(affixes, affixes, (prefix, suffix) => {
+        expect(names.withPrefix(prefix, suffix)).toEqual(sorted.filter((v) => v.startsWith(prefix) && v.endsWith(suffix)));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   // Version 2 decodes blocks when they are read: the whole index is read here, so a damaged block shows.
   it.each([1, 2] as const)('refuses damaged bytes (version %i) with CorruptDataError, never another error', (version) => {
     const readAll = (b: Uint8Array) => content(decodeSeriesIndex(b));
