@@ -93,6 +93,14 @@ export class RedisHotTier implements HotTier {
    * it waits only for the script Redis is running.
    */
   private readonly reads: ScriptedRedis;
+
+  /**
+   * The queries' connection, or the writer's while it is down: each reconnects on its own jittered
+   * backoff after an outage, and a query must not answer 503 while writes work again.
+   */
+  private reader(): ScriptedRedis {
+    return this.reads.status === 'ready' ? this.reads : this.redis;
+  }
   /**
    * An append call carries a request's bytes (~0.5 MB of records): encoded in one pass into one
    * buffer (BulkScript) and written straight to the socket, not copied once more into an
@@ -225,7 +233,7 @@ export class RedisHotTier implements HotTier {
   }
 
   async openWindows(ref: ShardRef): Promise<number[]> {
-    const ws = await this.run('listing hot windows', () => this.reads.zrange(`${shardPrefix(ref)}windows`, '0', '-1'));
+    const ws = await this.run('listing hot windows', () => this.reader().zrange(`${shardPrefix(ref)}windows`, '0', '-1'));
     return ws.map(Number).sort((a, b) => a - b);
   }
 
@@ -269,7 +277,7 @@ export class RedisHotTier implements HotTier {
   async scan(ref: ShardRef, metric: string, from: number, to: number, series?: TagSelector): Promise<HotScan> {
     const first = Math.floor(from / WINDOW_MS) * WINDOW_MS;
     if (series && !selectsAll(series)) return this.scanSeries(ref, metric, first, to - 1, series);
-    const reply = await this.run('reading hot samples', () => this.reads.s4scanBuffer(shardPrefix(ref), metric, first, to - 1));
+    const reply = await this.run('reading hot samples', () => this.reader().s4scanBuffer(shardPrefix(ref), metric, first, to - 1));
     const generation = Number(reply[0]);
     const logs: HotLog[] = [];
     for (let i = 1; i + 3 < reply.length; i += 4) {
@@ -296,7 +304,7 @@ export class RedisHotTier implements HotTier {
       for (const [id, key] of keys) if (selects(selector, key.tags)) args.push(id);
       // None of them hot: the generation read with the list completes the scan (most shards of a one-series query).
       if (args.length === 2) return { generation, logs: [] };
-      const reply = await this.reads.s4scanseriesBuffer(prefix, args);
+      const reply = await this.reader().s4scanseriesBuffer(prefix, args);
       const logs: HotLog[] = [];
       for (let i = 1; i + 2 < reply.length; i += 3) {
         const data = reply[i + 2];
@@ -310,7 +318,7 @@ export class RedisHotTier implements HotTier {
 
   /** Series id → key of the series of `metric` in the windows from `firstWindow` through `lastMs`, and the generation read with them. */
   private async seriesKeys(prefix: string, metric: string, firstWindow: number, lastMs: number): Promise<{ generation: number; keys: Map<string, SeriesKey> }> {
-    const reply = await this.reads.s4seriesBuffer(prefix, metric, firstWindow, lastMs);
+    const reply = await this.reader().s4seriesBuffer(prefix, metric, firstWindow, lastMs);
     const out = new Map<string, SeriesKey>();
     for (let i = 1; i + 2 < reply.length; i += 3) {
       const json = reply[i + 2];
@@ -326,10 +334,10 @@ export class RedisHotTier implements HotTier {
       const p = shardPrefix(ref);
       const first = Math.floor(from / WINDOW_MS) * WINDOW_MS;
       if (metric !== undefined) return [...(await this.seriesKeys(p, metric, first, to - 1)).keys.values()];
-      const windows = await this.reads.zrangebyscore(`${p}windows`, first, to - 1);
+      const windows = await this.reader().zrangebyscore(`${p}windows`, first, to - 1);
       const out = new Map<string, SeriesKey>();
       for (const w of windows) {
-        const meta = await this.reads.hgetall(`${p}w:${w}:meta`);
+        const meta = await this.reader().hgetall(`${p}w:${w}:meta`);
         for (const [id, json] of Object.entries(meta)) if (!out.has(id)) out.set(id, JSON.parse(json) as SeriesKey);
       }
       return [...out.values()];
@@ -347,7 +355,7 @@ export class RedisHotTier implements HotTier {
   }
 
   async generation(ref: ShardRef): Promise<number> {
-    return Number((await this.run('reading the shard generation', () => this.reads.get(`${shardPrefix(ref)}gen`))) ?? 0);
+    return Number((await this.run('reading the shard generation', () => this.reader().get(`${shardPrefix(ref)}gen`))) ?? 0);
   }
 
   async acquireLease(ref: ShardRef, owner: string, ttlMs: number): Promise<Lease | null> {
@@ -365,14 +373,14 @@ export class RedisHotTier implements HotTier {
 
   async stats(): Promise<HotTierStats> {
     return this.run('reading hot-tier stats', async () => {
-      const info = await this.reads.info('memory');
+      const info = await this.reader().info('memory');
       const bytes = Number(/used_memory:(\d+)/.exec(info)?.[1] ?? 0);
-      return { bytes, logs: await this.reads.dbsize() };
+      return { bytes, logs: await this.reader().dbsize() };
     });
   }
 
   async shardStats(ref: ShardRef): Promise<HotTierStats> {
-    const [bytes, logs] = await this.run('reading shard stats', () => this.reads.s4shardstats(shardPrefix(ref)));
+    const [bytes, logs] = await this.run('reading shard stats', () => this.reader().s4shardstats(shardPrefix(ref)));
     return { bytes: Number(bytes), logs: Number(logs) };
   }
 
