@@ -9,3 +9,4 @@ export * from './matchers.js';
 export * from './namespaces.js';
 export * from './cardinality.js';
 export * from './turns.js';
+export * from './rows.js';

@@ -1,4 +1,4 @@
-import { internName, newIdentity, type FieldValue, type SeriesIdentity, type SeriesKey, type Tags } from '@s4/core';
+import { grown, internName, newIdentity, type FieldValue, type SeriesIdentity, type SeriesKey, type Tags } from '@s4/core';
 import { isName, sizeIdentities, type SeriesWrite } from './validate.js';
 
 /**
@@ -76,12 +76,8 @@ class Marks {
       if (m === undefined) {
         m = this.used++;
         if (m >= this.refs.length) {
-          const request = new Float64Array(2 * this.refs.length);
-          request.set(this.request);
-          const refs = new Int32Array(2 * this.refs.length);
-          refs.set(this.refs);
-          this.request = request;
-          this.refs = refs;
+          this.request = grown(this.request, 2 * this.refs.length);
+          this.refs = grown(this.refs, 2 * this.refs.length);
         }
       }
       this.request[m] = 0;
@@ -237,9 +233,9 @@ class Generation {
   /** A new row for the key text from[at, at + len). */
   add(h: number, from: Uint8Array, at: number, len: number, ident: SeriesIdentity, mark: number): number {
     if (this.used + len > this.text.length) {
-      const grown = new Uint8Array(Math.max(this.text.length * 2, this.used + len));
-      grown.set(this.text.subarray(0, this.used));
-      this.text = grown;
+      const bigger = new Uint8Array(Math.max(this.text.length * 2, this.used + len));
+      bigger.set(this.text.subarray(0, this.used));
+      this.text = bigger;
     }
     this.text.set(from.subarray(at, at + len), this.used);
     const row = this.rows++;
@@ -258,17 +254,12 @@ class Generation {
   }
 
   private grow(n: number): void {
-    const g = (a: Int32Array) => {
-      const b = new Int32Array(n);
-      b.set(a);
-      return b;
-    };
-    this.at = g(this.at);
-    this.len = g(this.len);
-    this.next = g(this.next);
-    this.mark = g(this.mark);
-    this.tagCount = g(this.tagCount);
-    this.longest = g(this.longest);
+    this.at = grown(this.at, n);
+    this.len = grown(this.len, n);
+    this.next = grown(this.next, n);
+    this.mark = grown(this.mark, n);
+    this.tagCount = grown(this.tagCount, n);
+    this.longest = grown(this.longest, n);
   }
 }
 

@@ -1,4 +1,4 @@
-import { MINUTE_MS, smallMs, type AdmitLimits, type AdmitResult, type CardinalityStore, type MetricUsage, type SeriesRef } from '@s4/core';
+import { MINUTE_MS, grown, smallMs, type AdmitLimits, type AdmitResult, type CardinalityStore, type MetricUsage, type SeriesRef } from '@s4/core';
 
 const HOUR_MS = 3_600_000;
 
@@ -49,12 +49,8 @@ class ActiveSeries {
     if (r === undefined) {
       r = this.used++;
       if (r >= this.at.length) {
-        const metricRows = new Int32Array(2 * this.at.length);
-        metricRows.set(this.metric);
-        const atRows = new Float64Array(2 * this.at.length);
-        atRows.set(this.at);
-        this.metric = metricRows;
-        this.at = atRows;
+        this.metric = grown(this.metric, 2 * this.at.length);
+        this.at = grown(this.at, 2 * this.at.length);
       }
     }
     this.metric[r] = m;

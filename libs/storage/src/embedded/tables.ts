@@ -1,4 +1,4 @@
-import type { SeriesKey } from '@s4/core';
+import { grown, type SeriesKey } from '@s4/core';
 import { BlockPool, NO_BLOCK, type BlockLog } from './blocks.js';
 
 /**
@@ -148,17 +148,12 @@ export class SeriesTable {
   }
 
   private grow(n: number): void {
-    const g = (a: Int32Array) => {
-      const b = new Int32Array(n);
-      b.set(a);
-      return b;
-    };
-    this.logs = g(this.logs);
-    this.lastShard = g(this.lastShard);
-    this.lastHour = g(this.lastHour);
-    this.lastRow = g(this.lastRow);
-    this.walAt = g(this.walAt);
-    this.walLen = g(this.walLen);
+    this.logs = grown(this.logs, n);
+    this.lastShard = grown(this.lastShard, n);
+    this.lastHour = grown(this.lastHour, n);
+    this.lastRow = grown(this.lastRow, n);
+    this.walAt = grown(this.walAt, n);
+    this.walLen = grown(this.walLen, n);
   }
 }
 
@@ -278,14 +273,10 @@ export class LogTable {
   }
 
   private grow(n: number): void {
-    const g = <T extends Int32Array | Float64Array>(a: T, b: T): T => {
-      b.set(a);
-      return b;
-    };
-    this.series = g(this.series, new Int32Array(n));
-    this.head = g(this.head, new Int32Array(n));
-    this.tail = g(this.tail, new Int32Array(n));
-    this.start = g(this.start, new Int32Array(n));
-    this.length = g(this.length, new Float64Array(n));
+    this.series = grown(this.series, n);
+    this.head = grown(this.head, n);
+    this.tail = grown(this.tail, n);
+    this.start = grown(this.start, n);
+    this.length = grown(this.length, n);
   }
 }
