@@ -1,6 +1,6 @@
 import { crc32, zstdDecompressSync } from 'node:zlib';
 import { CorruptDataError } from '@s4/core';
-import { zstdCompress } from './zstd.js';
+import { zstdCompress, zstdDecompress } from './zstd.js';
 
 /**
  * The checksummed, optionally compressed envelope around every block, footer and catalog body:
@@ -56,6 +56,8 @@ export function decodeFrame(bytes: Uint8Array, what: string): Uint8Array {
   }
   if (codec !== CODEC_ZSTD) throw new CorruptDataError(what, `unknown codec ${codec}`);
   if (rawLen > MAX_RAW) throw new CorruptDataError(what, `raw length ${rawLen} is implausible`);
+  const kept = rawLen > 0 ? zstdDecompress(data, rawLen) : null;
+  if (kept) return kept;
   let raw: Buffer;
   try {
     raw = zstdDecompressSync(data, { maxOutputLength: Math.max(rawLen, 1) });
