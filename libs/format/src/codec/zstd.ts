@@ -46,34 +46,47 @@ export function zstdContextKept(): boolean {
 
 function keptCompress(payload: Uint8Array, level: number): Uint8Array | null {
   let stream = contexts.get(level);
-  if (!stream) {
-    stream = createZstdCompress({ params: { [constants.ZSTD_c_compressionLevel]: level } });
-    // An error destroys the stream (its handle becomes null, checked below) and is also emitted:
-    // without a listener that event would crash the process.
-    stream.on('error', () => undefined);
-    contexts.set(level, stream);
-  }
-  const s = stream as unknown as KeptStream;
-  const handle = s._handle;
-  if (handle) {
-    handle.writeSync(constants.ZSTD_e_end, payload, 0, payload.length, scratch, 0, scratch.length);
-    // Output space left over and all input taken: the frame is complete (payloads are at most
-    // KEPT_MAX bytes, whose frames always fit the scratch buffer).
-    if (s._handle && s._writeState[0]! > 0 && s._writeState[1] === 0) return scratch.subarray(0, scratch.length - s._writeState[0]!);
-  }
+  if (!stream) contexts.set(level, (stream = listened(createZstdCompress({ params: { [constants.ZSTD_c_compressionLevel]: level } }))));
+  // Output space left over: the frame is complete (payloads are at most KEPT_MAX bytes, whose
+  // frames always fit the scratch buffer).
+  const left = step(stream, payload, scratch);
+  if (left > 0) return scratch.subarray(0, scratch.length - left);
   // An error, or a frame cut short (which leaves the context mid-frame): start over on a new one.
   contexts.delete(level);
   stream.destroy();
   return null;
 }
 
+/**
+ * An error destroys a stream (its handle becomes null, which `step` checks) and is also emitted:
+ * without a listener that event would crash the process.
+ */
+function listened<T extends ZstdCompress | ZstdDecompress>(stream: T): T {
+  stream.on('error', () => undefined);
+  return stream;
+}
+
+/** Whether a stream of this Node has the internals a kept context is driven through (the stream is closed). */
+function hasInternals(stream: ZstdCompress | ZstdDecompress): boolean {
+  const s = stream as unknown as Partial<KeptStream>;
+  const ok = typeof s._handle?.writeSync === 'function' && s._writeState instanceof Uint32Array;
+  stream.close();
+  return ok;
+}
+
+/** One synchronous call of a kept stream over all of `input` into `out`: the output space left, or -1 when the stream failed or left input untaken. */
+function step(stream: ZstdCompress | ZstdDecompress, input: Uint8Array, out: Uint8Array): number {
+  const s = stream as unknown as KeptStream;
+  const handle = s._handle;
+  if (!handle) return -1;
+  handle.writeSync(constants.ZSTD_e_end, input, 0, input.length, out, 0, out.length);
+  return s._handle && s._writeState[1] === 0 ? s._writeState[0]! : -1;
+}
+
 /** The kept path, tried on a few inputs of every kind of block against the public one. */
 function probe(): boolean {
   try {
-    const s = createZstdCompress() as unknown as Partial<KeptStream> & ZstdCompress;
-    const ok = typeof s._handle?.writeSync === 'function' && s._writeState instanceof Uint32Array;
-    s.close();
-    if (!ok) return false;
+    if (!hasInternals(createZstdCompress())) return false;
     const inputs = [new Uint8Array(0), new Uint8Array(40).fill(7), Uint8Array.from({ length: 300 }, (_, i) => (i * 37) % 11), Uint8Array.from({ length: KEPT_MAX }, (_, i) => (i * 2_654_435_761) >>> 24)];
     for (const level of [1, 3]) {
       for (const input of inputs) {
@@ -108,19 +121,11 @@ export function zstdDecompress(data: Uint8Array, rawLen: number): Uint8Array | n
 }
 
 function decompressKept(data: Uint8Array, rawLen: number): Uint8Array | null {
-  if (!decompressor) {
-    decompressor = createZstdDecompress();
-    decompressor.on('error', () => undefined); // see keptCompress
-  }
-  const s = decompressor as unknown as KeptStream;
-  // One byte more than the frame should give: a frame that gives more (or less) is not taken.
+  decompressor ??= listened(createZstdDecompress());
+  // One byte more than the frame should give: all input taken and exactly one byte left means the
+  // frame ended at rawLen bytes and the context is ready for the next.
   const out = new Uint8Array(rawLen + 1);
-  const handle = s._handle;
-  if (handle) {
-    handle.writeSync(constants.ZSTD_e_end, data, 0, data.length, out, 0, out.length);
-    // All input taken, exactly rawLen bytes out: the frame ended and the context is ready for the next.
-    if (s._handle && s._writeState[0] === 1 && s._writeState[1] === 0) return out.subarray(0, rawLen);
-  }
+  if (step(decompressor, data, out) === 1) return out.subarray(0, rawLen);
   // An error, a frame cut short or one longer than it says: the context may be mid-frame, so a new one.
   decompressor.destroy();
   decompressor = undefined;
@@ -130,10 +135,7 @@ function decompressKept(data: Uint8Array, rawLen: number): Uint8Array | null {
 /** The kept path against the public one, and a damaged frame refused without harm to the next. */
 function probeDecompress(): boolean {
   try {
-    const s = createZstdDecompress() as unknown as Partial<KeptStream> & ZstdDecompress;
-    const ok = typeof s._handle?.writeSync === 'function' && s._writeState instanceof Uint32Array;
-    s.close();
-    if (!ok) return false;
+    if (!hasInternals(createZstdDecompress())) return false;
     const inputs = [new Uint8Array(40).fill(7), Uint8Array.from({ length: 3000 }, (_, i) => (i * 37) % 11), Uint8Array.from({ length: 70_000 }, (_, i) => (i * 2_654_435_761) >>> 24)];
     for (const input of inputs) {
       const frame = zstdCompressSync(input);
