@@ -378,7 +378,7 @@ export class EmbeddedHotTier implements HotTier {
         let h = handles[i - from]!;
         if (!t.is(h, e.id)) h = t.handleOf(e.id);
         const at = fileAt + dataAt[i - from]!;
-        if (h !== NONE && t.lastShard[h] === s.index && t.lastRow[h] !== NONE && t.lastHour[h] === e.window / WINDOW_MS) {
+        if (h !== NONE && t.lastShard[h] === s.index && t.lastRow[h] !== NONE && t.lastHour[h] === hourOf(e.window)) {
           if (s !== wState || e.window !== wWindow) {
             w = s.windows.get(e.window);
             wState = s;
