@@ -86,9 +86,13 @@ export function keyJson(key: SeriesKey): string {
 
 /** True when every selector tag is present on the series with the same value. */
 export function tagsMatch(series: Tags, selector: Tags): boolean {
-  for (const [k, v] of Object.entries(selector)) if (own(series, k) !== v) return false;
+  // One selector is tested against every series of a scan (75,000 per query at 1 M series): its pairs are listed once.
+  let pairs = selectorPairs.get(selector);
+  if (!pairs) selectorPairs.set(selector, (pairs = Object.entries(selector)));
+  for (let i = 0; i < pairs.length; i++) if (own(series, pairs[i]![0]) !== pairs[i]![1]) return false;
   return true;
 }
+const selectorPairs = new WeakMap<Tags, readonly (readonly [string, string])[]>();
 
 /** A series as written, with what every write needs of it computed once: its id and the sizes the tag limits check. */
 export interface SeriesIdentity {

@@ -52,16 +52,22 @@ export class QueryEngine {
     // them again on every read; issue 11).
     const eighth = Math.floor(options.cacheBytes / 8);
     const quarter = 2 * eighth;
-    const footers = new ByteBudgetCache<SegmentFooter>(eighth);
+    // Decoded footers and footers as stored (read by selection) share the eighth, under keys of their own.
+    const footers = new ByteBudgetCache<SegmentFooter | Uint8Array>(eighth);
     const blocks = new FrequencyAdmissionCache<BlockColumns>(options.cacheBytes - quarter, 10, () => footers.bytes);
-    const caches = {
-      footers: {
-        get: (key: string) => footers.get(key),
-        set: (key: string, value: SegmentFooter, bytes: number) => {
-          footers.set(key, value, bytes);
-          blocks.trim();
-        },
+    const share = <V extends SegmentFooter | Uint8Array>(prefix: string, is: (v: SegmentFooter | Uint8Array) => v is V) => ({
+      get: (key: string) => {
+        const v = footers.get(prefix + key);
+        return v !== undefined && is(v) ? v : undefined;
       },
+      set: (key: string, value: V, bytes: number) => {
+        footers.set(prefix + key, value, bytes);
+        blocks.trim();
+      },
+    });
+    const caches = {
+      footers: share('', (v): v is SegmentFooter => !(v instanceof Uint8Array)),
+      footerBytes: share('\u0000stored:', (v): v is Uint8Array => v instanceof Uint8Array),
       blocks,
     };
     const index = options.seriesIndex === false ? undefined : new SeriesIndexStore(objects, quarter, clock);

@@ -1,12 +1,17 @@
 import { WINDOW_MS, isDaySegmentKey, type HotLog, type ObjectStore, type SeriesColumns, type SeriesKey } from '@s4/core';
-import { assemble, blockColumnsBytes, columnRanges, decodeBlockColumns, decodeGroupColumns, decodeFooter, groupsOf, decodeRecords, projectBlockColumns, projectColumns, selectPaths, type BlockColumns, type ByteRange, type CatalogEntry, type FooterEntry, type SegmentFooter } from '@s4/format';
+import { assemble, blockColumnsBytes, columnRanges, decodeBlockColumns, decodeGroupColumns, decodeFooter, groupsOf, decodeRecords, projectBlockColumns, projectColumns, selectFooter, selectPaths, type BlockColumns, type ByteRange, type CatalogEntry, type FooterEntry, type SegmentFooter } from '@s4/format';
 import { clip, concatWindows, mergeSources, type Source } from '../columns/merge.js';
 import { mapLimit } from '../concurrency.js';
 import type { ObjectCache } from './cache.js';
 import type { SeriesIndexStore } from './series-index-store.js';
 import { candidates } from './footer-index.js';
-import { selects } from './selector.js';
+import { selectorKey, selects } from './selector.js';
 import type { QueryCounters, QuerySpec } from './types.js';
+
+/** Footer entries footerEntries keeps for selections asked again (~250 bytes each: ≤ ~16 MB). */
+const PICKED_ENTRIES = 65_536;
+/** A part's selection of more entries than this is not kept: as costly to hold as to compute. */
+const PICK_MAX_ENTRIES = 1_024;
 
 /** Blocks closer than this are fetched with one ranged GET. */
 const COALESCE_GAP = 256 * 1024;
@@ -19,6 +24,8 @@ const PROJECTION_GAP = 32 * 1024;
 
 export interface QueryCaches {
   readonly footers: ObjectCache<SegmentFooter>;
+  /** Footers as stored (compressed), for the parts a query reads by selection (footerEntries). */
+  readonly footerBytes: ObjectCache<Uint8Array>;
   /**
    * Decoded blocks as columns (shredded fields as node columns, not as record objects): a warm
    * query pays neither decompression nor decoding, and the budget counts compact arrays.
@@ -44,6 +51,46 @@ export class RawReader {
     private readonly index?: SeriesIndexStore,
     private readonly coalesceGap = COALESCE_GAP,
   ) {}
+
+  /** Per selector and part: the entries footerEntries kept, least recently used first; at most PICKED_ENTRIES in all. */
+  private readonly picks = new Map<string, readonly FooterEntry[]>();
+  private pickedEntries = 0;
+
+  /**
+   * The footer entries of a part that a selector names (time range not applied). A part the
+   * series index does not cover yet is read by selection (selectFooter): at 1 M series a part
+   * holds ~60,000 entries, and decoding them all, then indexing them, for one query's few cost
+   * ~50 ms of CPU per part. A selection's entries are kept, as the series index keeps its own
+   * (parts never change), so a query asked again (a dashboard, an alert) reads no footer.
+   */
+  async footerEntries(entry: CatalogEntry, spec: QuerySpec): Promise<readonly FooterEntry[]> {
+    const decoded = this.caches.footers.get(entry.key);
+    if (decoded) return candidates(decoded, spec);
+    const key = `${selectorKey(spec)}\u0000${entry.key}`;
+    const picked = this.picks.get(key);
+    if (picked) {
+      this.picks.delete(key); // most recently used last
+      this.picks.set(key, picked);
+      return picked;
+    }
+    let bytes = this.caches.footerBytes.get(entry.key);
+    if (!bytes) {
+      bytes = await this.read(entry.key, entry.footerOffset, entry.footerLength);
+      this.caches.footerBytes.set(entry.key, bytes, bytes.length);
+    }
+    const matchers = spec.matchers !== undefined && spec.matchers.length > 0;
+    const found = selectFooter(bytes, { metric: spec.metric, equal: Object.entries(spec.tags), accept: matchers ? (_metric, tags) => selects(spec, tags) : undefined });
+    if (found.length <= PICK_MAX_ENTRIES) {
+      this.picks.set(key, found);
+      this.pickedEntries += found.length;
+      for (const [k, list] of this.picks) {
+        if (this.pickedEntries <= PICKED_ENTRIES) break;
+        this.picks.delete(k);
+        this.pickedEntries -= list.length;
+      }
+    }
+    return found;
+  }
 
   async footer(entry: CatalogEntry): Promise<SegmentFooter> {
     const cached = this.caches.footers.get(entry.key);
@@ -171,7 +218,7 @@ export class RawReader {
         const windows = windowsOf.get(entry.key)!;
         read = (async () => {
           // A day object's entries are not in the series index (it indexes hour parts): its footer says.
-          const list = (isDaySegmentKey(entry.key) ? undefined : await this.index?.blocks(entry, spec)) ?? candidates(await this.footer(entry), spec);
+          const list = (isDaySegmentKey(entry.key) ? undefined : await this.index?.blocks(entry, spec)) ?? (await this.footerEntries(entry, spec));
           const wanted = list.filter(
             (s) => !skip?.has(s.id) && (!keep || windows.some((w) => keep(s.id, w))) && s.metric === spec.metric && selects(spec, s.tags) && s.maxTs >= spec.from && s.minTs < spec.to,
           );

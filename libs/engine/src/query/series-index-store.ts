@@ -2,7 +2,7 @@ import { CorruptDataError, DAY_MS, parseSegmentKey, seriesIndexKey, type Clock, 
 import { decodeSeriesIndex, decodedIndexBytes, indexedEntry, type CatalogEntry, type FooterEntry, type IndexedPart, type SeriesIndex } from '@s4/format';
 import { selectOrdinals, slotsOf } from '../series-index/postings.js';
 import { FrequencyAdmissionCache } from './cache.js';
-import { matchersOf, type TagSelector } from './selector.js';
+import { matchersOf, selectorKey, type TagSelector } from './selector.js';
 
 interface Loaded {
   readonly index: SeriesIndex | null;
@@ -43,8 +43,6 @@ export class SeriesIndexStore {
   private readonly loading = new Map<string, Promise<Loaded>>();
   /** Per index: the ordinals of its last selectors, by selector key, least recently used first. */
   private readonly selections = new WeakMap<SeriesIndex, Map<string, Uint32Array>>();
-  /** Per query selector: its key in `selections` (tags and matchers in a canonical order). */
-  private readonly selectorKeys = new WeakMap<object, string>();
   /** Per query selector and index: selections too large for `selections`, computed once per query. */
   private readonly large = new WeakMap<object, WeakMap<SeriesIndex, Uint32Array>>();
   /** Per index key (least recently used first): see Known. At most KNOWN_ENTRIES footer entries in all. */
@@ -82,8 +80,7 @@ export class SeriesIndexStore {
    * one is a new object).
    */
   select(index: SeriesIndex, selector: IndexQuery): Uint32Array {
-    let key = this.selectorKeys.get(selector);
-    if (key === undefined) this.selectorKeys.set(selector, (key = selectorKey(selector)));
+    const key = selectorKey(selector);
     let memo = this.selections.get(index);
     if (!memo) this.selections.set(index, (memo = new Map<string, Uint32Array>()));
     let ordinals = memo.get(key);
@@ -115,8 +112,7 @@ export class SeriesIndexStore {
     const parsed = parseSegmentKey(entry.key);
     if (!parsed) return undefined;
     const key = seriesIndexKey(parsed, Math.floor(parsed.window / DAY_MS) * DAY_MS);
-    let skey = this.selectorKeys.get(selector);
-    if (skey === undefined) this.selectorKeys.set(selector, (skey = selectorKey(selector)));
+    const skey = selectorKey(selector);
     const cached = this.cache.get(key);
     const known = cached ? undefined : this.known.get(key);
     const picked = known?.picks.get(skey)?.get(entry.key);
@@ -280,8 +276,3 @@ const KNOWN_ENTRIES = 65_536;
 /** A part's selection of more entries than this is not kept (Known): as costly to hold as to compute. */
 const KNOWN_PICK_ENTRIES = 1_024;
 
-function selectorKey(selector: IndexQuery): string {
-  const tags = Object.entries(selector.tags).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const matchers = (selector.matchers ?? []).map((m) => [m.key, m.op, m.value]);
-  return JSON.stringify([selector.metric ?? null, tags, matchers]);
-}

@@ -121,6 +121,31 @@ function sameNumbers(a: readonly number[], b: readonly number[]): boolean {
 
 /** Decodes the footerLength bytes at footerOffset; checksum-verified. */
 export function decodeFooter(bytes: Uint8Array): SegmentFooter {
+  return readFooter(bytes, undefined);
+}
+
+/**
+ * Which entries selectFooter keeps: those of `metric` (any when undefined) whose tags hold every
+ * one of `equal`, then those `accept` takes (it sees the entry's decoded key).
+ */
+export interface FooterWant {
+  readonly metric: string | undefined;
+  readonly equal: readonly (readonly [string, string])[];
+  readonly accept?: (metric: string, tags: Record<string, string>) => boolean;
+}
+
+/**
+ * The entries decodeFooter would return that `want` keeps, without decoding the others: a query of
+ * a few series in a part of 60,000 (a shard at 1 M series) compares string-table references as
+ * numbers, and builds the ids, tags and directories of the entries it keeps only. The checks that
+ * need an entry's strings (ids and tag keys in order) are made for kept entries; the frame's
+ * checksum covers the rest.
+ */
+export function selectFooter(bytes: Uint8Array, want: FooterWant): FooterEntry[] {
+  return readFooter(bytes, want).series;
+}
+
+function readFooter(bytes: Uint8Array, want: FooterWant | undefined): SegmentFooter {
   try {
     const r = new ByteReader(decodeFrame(bytes, WHAT), WHAT);
     const version = r.u8();
@@ -129,59 +154,163 @@ export function decodeFooter(bytes: Uint8Array): SegmentFooter {
     const shard = r.uvarint();
     const window = r.svarint();
     const nStrings = r.count();
-    const table: string[] = [];
-    for (let i = 0; i < nStrings; i++) table.push(r.str());
+    // A whole decode makes every string now; a selection notes where each is, and makes those its kept entries name.
+    const table = new Array<string | undefined>(nStrings);
+    const wanted = want ? wantedStrings(want) : null;
+    const at = wanted ? new Int32Array(nStrings) : null;
+    for (let i = 0; i < nStrings; i++) {
+      if (!at) {
+        table[i] = r.str();
+        continue;
+      }
+      at[i] = r.pos;
+      const len = r.uvarint();
+      r.need(len);
+      wanted!.see(r.buf, r.pos, len, i);
+      r.pos += len;
+    }
+    const stringAt = (i: number): string => {
+      let s = table[i];
+      if (s === undefined) {
+        const back = r.pos;
+        r.pos = at![i]!;
+        table[i] = s = r.str();
+        r.pos = back;
+      }
+      return s;
+    };
     const derefIndex = () => {
       const i = r.uvarint();
       if (i >= nStrings) r.fail(`string ref ${i} outside a table of ${nStrings}`);
       return i;
     };
-    const deref = () => table[derefIndex()]!;
+    const deref = () => stringAt(derefIndex());
     const layouts = version >= 2 ? readLayouts(r, deref) : [];
     if (version < 3 && layouts.some((l) => l.groups)) r.fail(`a version ${version} footer with row groups`);
-    const nSeries = r.count(8);
     const series: FooterEntry[] = [];
+    // A wanted name the table lacks: no entry can be kept.
+    if (wanted && !wanted.complete()) return { version, ns, shard, window, series };
+    const nSeries = r.count(8);
     let prevId: string | null = null;
     let prevEnd = SEGMENT_HEADER_BYTES;
     for (let s = 0; s < nSeries; s++) {
-      const { id, metric, tags } = readSeriesKey(r, prevId, deref);
+      let id: string;
+      let metric: string;
+      let tags: Record<string, string>;
+      if (!wanted) ({ id, metric, tags } = readSeriesKey(r, prevId, deref));
+      else {
+        const keyAt = r.pos;
+        const idLength = r.uvarint();
+        r.need(idLength);
+        r.pos += idLength;
+        const kept = wanted.keeps(derefIndex(), r, derefIndex);
+        if (!kept) {
+          skipEntry(r, version, layouts, derefIndex);
+          continue;
+        }
+        const back = r.pos;
+        r.pos = keyAt;
+        ({ id, metric, tags } = readSeriesKey(r, null, deref));
+        r.pos = back;
+      }
       prevId = id;
       const offset = r.uvarint();
       const length = r.uvarint();
       const count = r.uvarint();
       const minTs = r.svarint();
       const maxTs = r.svarint();
-      if (offset < prevEnd) r.fail(`series ${id}: block at ${offset} overlaps the previous one`);
+      if (offset < prevEnd && !wanted) r.fail(`series ${id}: block at ${offset} overlaps the previous one`);
       if (minTs > maxTs) r.fail(`series ${id}: minTs ${minTs} after maxTs ${maxTs}`);
       prevEnd = offset + length;
+      let entry: FooterEntry;
       if (version === 1) {
         const nFields = r.count();
         const fields: string[] = [];
         for (let f = 0; f < nFields; f++) fields.push(deref());
-        series.push({ id, metric, tags, offset, length, count, minTs, maxTs, fields });
-        continue;
+        entry = { id, metric, tags, offset, length, count, minTs, maxTs, fields };
+      } else {
+        const li = r.uvarint();
+        if (li >= layouts.length) r.fail(`series ${id}: layout ${li} outside ${layouts.length}`);
+        const layout = layouts[li]!;
+        const index = indexLayout(layout);
+        const chunkLengths = new Array<number>(layout.chunks.length);
+        let total = 0;
+        for (let c = 0; c < chunkLengths.length; c++) {
+          const len = r.uvarint();
+          if (len < FRAME_OVERHEAD) r.fail(`series ${id}: chunk of ${len} bytes is shorter than a frame`);
+          chunkLengths[c] = len;
+          total += len;
+        }
+        if (total !== length) r.fail(`series ${id}: chunks of ${total} bytes in a block of ${length}`);
+        entry = { id, metric, tags, offset, length, count, minTs, maxTs, fields: index.fields as string[], directory: { layout, chunkLengths } };
       }
-      const li = r.uvarint();
-      if (li >= layouts.length) r.fail(`series ${id}: layout ${li} outside ${layouts.length}`);
-      const layout = layouts[li]!;
-      const index = indexLayout(layout);
-      const chunkLengths = new Array<number>(layout.chunks.length);
-      let total = 0;
-      for (let c = 0; c < chunkLengths.length; c++) {
-        const len = r.uvarint();
-        if (len < FRAME_OVERHEAD) r.fail(`series ${id}: chunk of ${len} bytes is shorter than a frame`);
-        chunkLengths[c] = len;
-        total += len;
-      }
-      if (total !== length) r.fail(`series ${id}: chunks of ${total} bytes in a block of ${length}`);
-      series.push({ id, metric, tags, offset, length, count, minTs, maxTs, fields: index.fields as string[], directory: { layout, chunkLengths } });
+      if (!want?.accept || want.accept(metric, tags)) series.push(entry);
     }
-    r.done();
+    if (!wanted) r.done();
     return { version, ns, shard, window, series };
   } catch (err) {
     throw asCorrupt(WHAT, err);
   }
 }
+
+/** Steps over the rest of an entry selectFooter does not keep (after its key), its bounds still checked. */
+function skipEntry(r: ByteReader, version: number, layouts: readonly BlockLayout[], derefIndex: () => number): void {
+  r.uvarint(); // offset
+  r.uvarint(); // length
+  r.uvarint(); // count
+  r.svarint(); // minTs
+  r.svarint(); // maxTs
+  if (version === 1) {
+    const nFields = r.count();
+    for (let f = 0; f < nFields; f++) derefIndex();
+    return;
+  }
+  const li = r.uvarint();
+  if (li >= layouts.length) r.fail(`layout ${li} outside ${layouts.length}`);
+  for (let c = layouts[li]!.chunks.length; c > 0; c--) r.uvarint();
+}
+
+/**
+ * The names a FooterWant compares, found in the string table by their UTF-8 bytes (the table
+ * holds each string once), so that entries are then tested by reference.
+ */
+function wantedStrings(want: FooterWant) {
+  const names = [want.metric ?? '', ...want.equal.flat()];
+  // A name that is not well-formed UTF-16 is never stored (assertWellFormed), and its UTF-8 would compare as U+FFFD.
+  const storable = names.every((n) => n.isWellFormed());
+  const bytes = names.map((n) => utf8.encode(n));
+  const refs = new Int32Array(names.length).fill(-1);
+  const anyMetric = want.metric === undefined;
+  if (anyMetric) refs[0] = 0;
+  const pairs = want.equal.length;
+  return {
+    see(buf: Uint8Array, start: number, len: number, i: number): void {
+      for (let j = anyMetric ? 1 : 0; j < bytes.length; j++) {
+        const b = bytes[j]!;
+        if (refs[j] !== -1 || b.length !== len) continue;
+        let k = 0;
+        while (k < len && buf[start + k] === b[k]) k++;
+        if (k === len) refs[j] = i;
+      }
+    },
+    complete: () => storable && refs.every((x) => x !== -1),
+    /** Whether an entry of this metric reference, whose tag pairs the reader is at, holds every wanted one; reads the pairs. */
+    keeps(metricRef: number, r: ByteReader, derefIndex: () => number): boolean {
+      let ok = anyMetric || metricRef === refs[0];
+      const nTags = r.count(2);
+      let held = 0;
+      for (let t = 0; t < nTags; t++) {
+        const k = derefIndex();
+        const v = derefIndex();
+        for (let j = 0; j < pairs; j++) if (refs[1 + 2 * j] === k && refs[2 + 2 * j] === v) held++;
+      }
+      if (held < pairs) ok = false;
+      return ok;
+    },
+  };
+}
+
+const utf8 = new TextEncoder();
 
 /**
  * Distinct block layouts, each as `#chunks | (#columns | (role u8 | [path ref unless role 0])…)…`

@@ -1,8 +1,9 @@
 export { decodeBlock, encodeBlock } from './block.js';
 export { checkEntry } from './checks.js';
-export { decodeFooter, SEGMENT_HEADER_BYTES, SEGMENT_VERSION, SEGMENT_VERSIONS } from './footer.js';
+export { decodeFooter, selectFooter, SEGMENT_HEADER_BYTES, SEGMENT_VERSION, SEGMENT_VERSIONS } from './footer.js';
 export { decodeSegment, encodeSegment, readSegmentFooter, readTrailer, SEGMENT_MAGIC, SEGMENT_TRAILER_BYTES } from './segment.js';
 export type { EncodeOptions } from './segment.js';
+export type { FooterWant } from './footer.js';
 export type { FooterEntry, SegmentFooter, SegmentInput, SegmentSeriesInput, SegmentTrailer } from './types.js';
 export { assemble, BLOCK_V2, blockColumnsBytes, CHUNK_BYTES, columnRanges, columnTexts, columnWriter, decodeBlockColumns, decodeGroupColumns, encodeBlockV2, encodeBlockV3, GROUP_ROWS, groupsOf, projectBlockColumns, sliceColumns } from './block-v2.js';
 export type { BlockColumns, BlockOptions, ByteRange, EncodedBlock, FieldColumn, ShredMode } from './block-v2.js';
