@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { createHash } from 'node:crypto';
 import { SeriesIdentities, canonicalSeries, seriesId, tagsMatch } from './model.js';
 import { shardOf } from './shard.js';
 import { windowsOverlapping } from './time.js';
@@ -10,6 +11,18 @@ describe('series identity', () => {
     const b = seriesId({ metric: 'cpu', tags: { dc: 'x', host: 'a' } });
     expect(a).toBe(b);
     expect(a).toMatch(/^[0-9a-f]{16}$/);
+  });
+
+  it('is the first 8 bytes of SHA-256 of the canonical form as UTF-8, in hex (ids are stored: they must never change)', () => {
+    // Golden: ids written by every earlier version.
+    expect(seriesId({ metric: 'cpu', tags: { host: 'a', dc: 'x' } })).toBe('ca9817ca6ff82f21');
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), fc.dictionary(fc.string({ unit: 'binary' }), fc.string({ unit: 'binary' }), { maxKeys: 4 }), (metric, tags) => {
+        const want = createHash('sha256').update(canonicalSeries({ metric, tags }), 'utf8').digest('hex').slice(0, 16);
+        expect(seriesId({ metric, tags })).toBe(want);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('cannot be forged by a tag value that looks like another tag', () => {
