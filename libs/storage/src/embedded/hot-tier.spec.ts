@@ -550,3 +550,79 @@ describe('embedded hot tier: series handles', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 });
+
+describe('embedded hot tier: scans by tag', () => {
+  // The scan answers a selector with a tag equality from the series table's postings when they
+  // are shorter than the metric's logs: it must pick exactly what testing every log would, while
+  // handles are let go and taken again (lists hold stale and repeated handles until swept).
+  const metric = fc.constantFrom('m', 'n');
+  const tags = fc.record({ h: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'g'), d: fc.constantFrom('x', 'y') }, { requiredKeys: ['h'] });
+  const op = fc.oneof(
+    fc.record({ type: fc.constant('append' as const), metric, tags, window: fc.constantFrom(0, 3_600_000), byte: fc.integer({ min: 0, max: 255 }) }),
+    fc.record({ type: fc.constant('release' as const), metric, tags, window: fc.constantFrom(0, 3_600_000) }),
+  );
+  const selector = fc.record({
+    metric,
+    tags: fc.record({ h: fc.constantFrom('a', 'b', 'c', 'z'), d: fc.constantFrom('x', 'y') }, { requiredKeys: [] }),
+    matchers: fc.constantFrom(undefined, [{ key: 'd', op: '!=' as const, value: 'x' }], [{ key: 'h', op: '=~' as const, value: '[ab]' }]),
+  });
+
+  it('answers a series once when its handle is listed twice (let go, then taken again by the same series)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 's4-hot-postings-'));
+    const ref = { ns: 'default', shard: 0 };
+    const tier = await EmbeddedHotTier.open({ dir, fsync: 'never', now: () => 0 });
+    const lease = (await tier.acquireLease(ref, 'me', 60_000))!;
+    const put = (key: SeriesKey, byte: number) => tier.append([{ ref, window: 0, id: seriesId(key), key, data: Uint8Array.of(byte) }]);
+    for (const h of ['b', 'c', 'd']) await put({ metric: 'm', tags: { h } }, 9);
+    const a: SeriesKey = { metric: 'm', tags: { h: 'a' } };
+    await put(a, 1);
+    await tier.release(lease, 0, [{ id: seriesId(a), length: 1 }]);
+    await put(a, 2);
+    expect((await tier.scan(ref, 'm', 0, 3_600_000, { tags: { h: 'a' } })).logs.map((l) => [...l.data])).toEqual([[2]]);
+    await tier.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('picks what testing every log of the metric picks, through releases and reused handles', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 150 }), fc.array(selector, { minLength: 1, maxLength: 6 }), async (ops, selectors) => {
+        const dir = mkdtempSync(join(tmpdir(), 's4-hot-postings-'));
+        const ref = { ns: 'default', shard: 0 };
+        const tier = await EmbeddedHotTier.open({ dir, fsync: 'never', now: () => 0 });
+        try {
+          const lease = (await tier.acquireLease(ref, 'me', 60_000))!;
+          const lengths = new Map<string, number>();
+          // Series no selector names, so that the metrics' logs outnumber a tag's list and the lists are used.
+          for (let i = 0; i < 40; i++)
+            for (const m of ['m', 'n']) {
+              const key: SeriesKey = { metric: m, tags: { h: `p${i}` } };
+              await tier.append([{ ref, window: i % 2 === 0 ? 0 : 3_600_000, id: seriesId(key), key, data: Uint8Array.of(i) }]);
+            }
+          for (const o of ops) {
+            const key: SeriesKey = { metric: o.metric, tags: o.tags };
+            const id = seriesId(key);
+            const at = `${id}@${o.window}`;
+            if (o.type === 'append') {
+              await tier.append([{ ref, window: o.window, id, key, data: Uint8Array.of(o.byte) }]);
+              lengths.set(at, (lengths.get(at) ?? 0) + 1);
+            } else if (lengths.has(at)) {
+              await tier.release(lease, o.window, [{ id, length: lengths.get(at)! }]);
+              lengths.delete(at);
+            }
+          }
+          const text = (logs: readonly { id: string; window: number; data: Uint8Array }[]) => logs.map((l) => `${l.id}@${l.window}:${[...l.data]}`).sort();
+          for (const sel of selectors) {
+            const all = (await tier.scan(ref, sel.metric, 0, 2 * 3_600_000)).logs;
+            const want = all.filter((l) => Object.entries(sel.tags).every(([k, v]) => l.key.tags[k] === v) && (sel.matchers?.every((m) => (m.op === '!=' ? l.key.tags[m.key] !== m.value : /^(?:[ab])$/.test(l.key.tags[m.key] ?? ''))) ?? true));
+            const got = (await tier.scan(ref, sel.metric, 0, 2 * 3_600_000, { tags: sel.tags, matchers: sel.matchers })).logs;
+            expect(text(got)).toEqual(text(want));
+          }
+        } finally {
+          await tier.close();
+          rmSync(dir, { recursive: true, force: true });
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+});

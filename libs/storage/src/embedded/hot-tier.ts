@@ -705,12 +705,47 @@ export class EmbeddedHotTier implements HotTier {
     const logs: HotLog[] = [];
     // A selector with no condition picks every log: no test per log.
     const pick = series && !selectsAll(series) ? series : undefined;
-    for (const [window, w] of s.windows) {
-      if (window + WINDOW_MS <= from || window >= to) continue;
+    const windows = [...s.windows].filter(([window]) => window + WINDOW_MS > from && window < to);
+    const handles = pick ? this.handlesWith(pick, metric, windows) : undefined;
+    for (const [window, w] of windows) {
+      if (handles) {
+        for (const h of handles) {
+          const row = w.rows.get(h);
+          if (row !== undefined) logs.push(this.hotLog(w, row, window));
+        }
+        continue;
+      }
       const of = w.byMetric.get(metric);
       if (of) for (const row of of) if (!pick || selects(pick, this.series.key(w.series[row]!).tags)) logs.push(this.hotLog(w, row, window));
     }
     return { generation: s.generation, logs };
+  }
+
+  /**
+   * The live handles of `metric`'s series the selector picks, from the shortest list of a tag
+   * equality it names (SeriesTable.withTag), or undefined when testing each log of the metric in
+   * `windows` is cheaper (no equality, or one as common as the metric).
+   */
+  private handlesWith(pick: TagSelector, metric: string, windows: readonly (readonly [number, LogTable])[]): number[] | undefined {
+    let shortest: readonly number[] | undefined;
+    for (const k in pick.tags) {
+      const list = this.series.withTag(k, pick.tags[k]!) ?? [];
+      if (!shortest || list.length < shortest.length) shortest = list;
+    }
+    if (!shortest) return undefined;
+    let logs = 0;
+    for (const [, w] of windows) logs += w.byMetric.get(metric)?.size ?? 0;
+    if (shortest.length >= logs) return undefined;
+    const out: number[] = [];
+    const stamp = this.series.nextStamp();
+    const marks = this.series.marks;
+    for (const h of shortest) {
+      if (marks[h] === stamp) continue;
+      marks[h] = stamp;
+      const key = this.series.keyOf(h);
+      if (key && key.metric === metric && selects(pick, key.tags)) out.push(h);
+    }
+    return out;
   }
 
   async seriesIn(ref: ShardRef, metric: string | undefined, from: number, to: number): Promise<SeriesKey[]> {
