@@ -56,6 +56,11 @@ export function createApiRoot(
   metrics.watchQuery(query.counters);
   // Its own catalog caches: the health page must not evict what queries keep warm.
   const health = new HealthReader(hot, new CatalogStore(objects), new CatalogStore(objects, 'rollup'), { ns, shards: config.shards, clock, lookbackMs: config.rollup.lookbackMs });
-  const admission = new Admission(cardinality, () => policies.current(), { onRefused: (n, limit) => metrics.seriesRefused.inc({ namespace: n, limit }) });
+  // Admitted series are remembered as long as the series caches keep them (two generations): past
+  // its bound the memo starts over and every series is checked with the store again, each round.
+  const admission = new Admission(cardinality, () => policies.current(), {
+    maxKnown: Math.max(1_000_000, 2 * config.seriesCacheEntries),
+    onRefused: (n, limit) => metrics.seriesRefused.inc({ namespace: n, limit }),
+  });
   return { writer, query, health, admission, policies, cardinality, tombstones, objects };
 }
