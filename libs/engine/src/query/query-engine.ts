@@ -86,6 +86,7 @@ export class QueryEngine {
   /** Matching series, one at a time, shard by shard, each sorted and de-duplicated. */
   async *query(spec: QuerySpec): AsyncIterable<SeriesResult> {
     const shards = this.readers.planner.shards(spec.metric);
+    this.index?.prefetch(shards, spec.from, spec.to);
     const deleted = deletedFor(this.readers, spec.metric);
     // Shards are read ahead with bounded concurrency but yielded in order, so memory stays
     // bounded by the shards in flight rather than by the whole result.
