@@ -16,6 +16,8 @@ interface Member {
   readonly keyJson: Uint8Array;
   /** The same as a string, for the string writer. */
   readonly keyText: string;
+  /** keyJson after what precedes it where every member is written (a whole-record selection): `{` for the first, `,` for the others. */
+  readonly lead: Uint8Array;
   readonly cursor: Cursor;
 }
 
@@ -55,7 +57,7 @@ class Cursor {
           if (!child) throw new CorruptDataError(WHAT, `column ${node.path} has objects with key ${JSON.stringify(key)} but no column for it`);
           members.set(key, (cursor = new Cursor(child, s)));
         }
-        plan.push({ key, keyJson: utf8.encode(`${JSON.stringify(key)}:`), keyText: `${JSON.stringify(key)}:`, cursor });
+        plan.push({ key, keyJson: utf8.encode(`${JSON.stringify(key)}:`), keyText: `${JSON.stringify(key)}:`, lead: utf8.encode(`${plan.length === 0 ? '{' : ','}${JSON.stringify(key)}:`), cursor });
       }
       return plan;
     });
@@ -196,7 +198,7 @@ function write(c: Cursor, out: JsonBytes): void {
       out.ascii(bitAt(node.bools, c.b++) ? 'true' : 'false');
       return;
     case Kind.Num:
-      out.number(node.nums[c.n++]!);
+      out.numberAt(node.nums, c.n++);
       return;
     case Kind.Str:
       out.string(node.strs[c.s++]!);
@@ -204,7 +206,15 @@ function write(c: Cursor, out: JsonBytes): void {
     case Kind.Arr: {
       const len = node.lens[c.a++]!;
       out.byte(0x5b);
-      if (len > 0) {
+      if (len > 0 && c.all) {
+        // Nothing below is left out: no skip() per element.
+        const e = c.element();
+        write(e, out);
+        for (let j = 1; j < len; j++) {
+          out.byte(0x2c);
+          write(e, out);
+        }
+      } else if (len > 0) {
         const e = c.element();
         let first = true;
         for (let j = 0; j < len; j++) {
@@ -219,6 +229,18 @@ function write(c: Cursor, out: JsonBytes): void {
     }
     case Kind.Obj: {
       const plan = c.plans[node.shapeIds ? node.shapeIds[c.o++]! : 0]!;
+      if (c.all && plan.length > 0) {
+        // Every member written: its lead bytes carry the brace or comma, and a number member
+        // (most of a sensor record) is written here rather than through another call of write.
+        for (const m of plan) {
+          out.bytes(m.lead);
+          const mc = m.cursor;
+          if (mc.node.kind === Kind.Num) out.numberAt(mc.node.nums, mc.n++);
+          else write(mc, out);
+        }
+        out.byte(0x7d);
+        return;
+      }
       out.byte(0x7b);
       let first = true;
       for (const m of plan) {
