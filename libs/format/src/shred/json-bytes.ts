@@ -94,6 +94,16 @@ export class JsonBytes {
     this.pos += n;
   }
 
+  /** x[from, to): a text written before (number texts formatted a column at a time). */
+  range(x: Uint8Array, from: number, to: number): void {
+    const n = to - from;
+    this.room(n);
+    const b = this.buf;
+    const p = this.pos - from;
+    for (let i = from; i < to; i++) b[p + i] = x[i]!;
+    this.pos += n;
+  }
+
   /** A JSON string: JSON.stringify(s), without it where nothing needs escaping (the common case). */
   string(s: string): void {
     const n = s.length;
