@@ -413,12 +413,10 @@ function text(c: Cursor): string | null {
 }
 
 /**
-
-/**
- * The JSON text of each sample's (projected) value (the string form of fieldWriter, which NDJSON
- * answers still use: written as bytes they measured slower in the server), null where assembleField's value is null (the sample lacks the field, holds
- * null, or has none of the selected paths), so a writer can leave such samples out; a NaN is
- * still the text "null", as JSON.stringify writes it.
+ * The JSON text of each sample's (projected) value (the string form of fieldWriter; the server's
+ * answers no longer use it, NDJSON being written as bytes too), null where assembleField's value
+ * is null (the sample lacks the field, holds null, or has none of the selected paths), so a writer
+ * can leave such samples out; a NaN is still the text "null", as JSON.stringify writes it.
  */
 export function fieldTexts(root: NodeColumn, sel: Selection): (string | null)[] {
   const c = new Cursor(root, sel);
