@@ -10,6 +10,9 @@
 // --cpu-prof-dir=/tmp/prof), BENCH_S4_DIST (apps/api/dist/main.js of another checkout, to compare
 // builds on the same data), BENCH_SDK_DIST (the SDK's dist/esm/index.js, likewise). CPU figures: the server's utime+stime from /proc/PID/stat around each
 // query, the client's process.cpuUsage(); wall time is printed too but is noisy on a shared machine.
+// JSON and NDJSON rows also print the answer's bytes and a sha256 prefix, so that two builds can be
+// held to byte-identical answers on the same data.
+import { createHash } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
@@ -140,7 +143,8 @@ async function read() {
       const out0 = name.startsWith('r1') ? r1 : expect;
       const med = (k) => rows.map((r) => r[k]).sort((a, b) => a - b)[rows.length >> 1];
       const fmt = (k) => `${med(k).toFixed(0)} (${rows.map((r) => r[k].toFixed(0)).join(' ')})`;
-      console.log(`${name.startsWith('r1') ? 'R1' : 'R4'} ${name.padEnd(8)} ${out0} records: wall ${fmt('wall')} ms; server CPU ${fmt('server')} ms; client CPU ${fmt('client')} ms; load ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+      console.log(`${name.startsWith('r1') ? 'R1' : 'R4'} ${name.padEnd(8)} ${out0} records: wall ${fmt('wall')} ms; server CPU ${fmt('server')} ms; client CPU ${fmt('client')} ms; load ${loadavg().map((x) => x.toFixed(2)).join(' ')}${lastAnswer}`);
+      lastAnswer = '';
     }
   } finally {
     await stop(s4);
@@ -151,6 +155,7 @@ async function read() {
 async function jsonRecords(query) {
   const r = await request(`${URL_}/v1/query?metric=${METRIC}${query}&format=json`);
   if (r.status !== 200) throw new Error(`${r.status}: ${r.body.toString().slice(0, 300)}`);
+  answered(r.body);
   const o = JSON.parse(r.body.toString('utf8'));
   const out = [];
   for (const s of o.series) {
@@ -168,6 +173,7 @@ async function jsonRecords(query) {
 async function ndjsonRecords(query) {
   const r = await request(`${URL_}/v1/query?metric=${METRIC}${query}&format=ndjson`);
   if (r.status !== 200) throw new Error(`${r.status}: ${r.body.toString().slice(0, 300)}`);
+  answered(r.body);
   const out = [];
   for (const line of r.body.toString('utf8').split('\n')) {
     if (!line) continue;
@@ -175,6 +181,12 @@ async function ndjsonRecords(query) {
     out.push({ machine: o.tags.machine, ts: o.ts, rec: o.fields });
   }
   return out;
+}
+
+/** The last JSON/NDJSON answer's size and hash (byte identity across builds). */
+let lastAnswer = '';
+function answered(body) {
+  lastAnswer = `; ${body.length} B sha256 ${createHash('sha256').update(body).digest('hex').slice(0, 16)}`;
 }
 
 function deepSame(got, want) {

@@ -9,6 +9,7 @@ import type { JsonBytes } from './json-bytes.js';
 import { Kind } from './shred.js';
 
 const WHAT = 'shredded field';
+const utf8 = new TextEncoder();
 
 interface Member {
   readonly key: string;
@@ -16,6 +17,8 @@ interface Member {
   readonly keyJson: Uint8Array;
   /** The same as a string, for the string writer. */
   readonly keyText: string;
+  /** keyJson after what precedes it where every member is written (a whole-record selection, the plan being the whole shape): `{` for the first, `,` for the others. */
+  readonly lead: Uint8Array;
   readonly cursor: Cursor;
 }
 
@@ -25,6 +28,22 @@ interface Member {
  * order: one counter per value kind is all the state a reader needs. Unselected members are
  * never visited, so their columns need not be decoded.
  */
+/**
+ * Each key's JSON texts per shape (a node's key list, which its slices and every reader share),
+ * made once: a reader is made per field per block run, and encoding its keys each time was a
+ * tenth of a records answer's writing.
+ */
+const shapeKeys = new WeakMap<readonly string[], { json: Uint8Array[]; text: string[]; lead: Uint8Array[] }>();
+function keyBytes(keys: readonly string[]): { json: Uint8Array[]; text: string[]; lead: Uint8Array[] } {
+  let out = shapeKeys.get(keys);
+  if (!out) {
+    const text = keys.map((key) => `${JSON.stringify(key)}:`);
+    out = { json: text.map((t) => utf8.encode(t)), text, lead: text.map((t, j) => utf8.encode(`${j === 0 ? '{' : ','}${t}`)) };
+    shapeKeys.set(keys, out);
+  }
+  return out;
+}
+
 class Cursor {
   k = 0;
   n = 0;
@@ -46,7 +65,8 @@ class Cursor {
     const members = new Map<string, Cursor>();
     this.plans = node.shapes.map((keys) => {
       const plan: Member[] = [];
-      for (const key of keys) {
+      const bytes = keyBytes(keys);
+      for (const [j, key] of keys.entries()) {
         const s = sel.all ? sel : sel.keys.get(key);
         if (!s) continue;
         let cursor = members.get(key);
@@ -55,10 +75,21 @@ class Cursor {
           if (!child) throw new CorruptDataError(WHAT, `column ${node.path} has objects with key ${JSON.stringify(key)} but no column for it`);
           members.set(key, (cursor = new Cursor(child, s)));
         }
-        plan.push({ key, keyJson: utf8.encode(`${JSON.stringify(key)}:`), keyText: `${JSON.stringify(key)}:`, cursor });
+        plan.push({ key, keyJson: bytes.json[j]!, keyText: bytes.text[j]!, lead: bytes.lead[j]!, cursor });
       }
       return plan;
     });
+  }
+
+  /** The JSON texts of the column's numbers where they rarely repeat (coldTexts), null where they do; undefined until the first. */
+  private cold: ColdTexts | null | undefined = undefined;
+
+  /** Writes the next number (JsonBytes.number's text). */
+  num(out: JsonBytes): void {
+    const i = this.n++;
+    const t = this.cold === undefined ? (this.cold = coldTexts(this.node.nums)) : this.cold;
+    if (t === null) out.numberAt(this.node.nums, i);
+    else out.range(t.bytes, i === 0 ? 1 : t.ends[i - 1]! + 1, t.ends[i]!);
   }
 
   private numJson: string[] | null = null;
@@ -95,6 +126,38 @@ class Cursor {
   }
 }
 
+
+interface ColdTexts {
+  /** JSON.stringify of the numbers as an array, in UTF-8 (ASCII). */
+  readonly bytes: Uint8Array;
+  /** Where each number's text ends (at the comma or bracket after it). */
+  readonly ends: Uint32Array;
+}
+
+/**
+ * All of a column's number texts from one JSON.stringify, where its numbers rarely repeat
+ * (positions, IMU readings), else null: JsonBytes keeps repeating doubles' texts, but a double
+ * seen once costs it a String() (~0.3 µs, most of a records answer) and a table slot, while the
+ * native serializer formats a whole array for about two thirds of that. Decided on a probe.
+ */
+function coldTexts(nums: Float64Array): ColdTexts | null {
+  if (nums.length < COLD_MIN) return null;
+  const seen = new Set<number>();
+  for (let i = 0; i < COLD_PROBE; i++) {
+    const v = nums[i]!;
+    if (Math.floor(v) !== v) seen.add(v);
+  }
+  if (seen.size < COLD_PROBE - COLD_PROBE / 8) return null;
+  const bytes = utf8.encode(JSON.stringify(Array.from(nums)));
+  const ends = new Uint32Array(nums.length);
+  let k = 0;
+  for (let p = 1; p < bytes.length; p++) if (bytes[p] === 0x2c || bytes[p] === 0x5d) ends[k++] = p;
+  if (k !== nums.length) throw new CorruptDataError(WHAT, `${k} number texts for ${nums.length} numbers`);
+  return { bytes, ends };
+}
+/** Columns shorter than this are formatted value by value (the probe and the array would cost more). */
+const COLD_MIN = 64;
+const COLD_PROBE = 32;
 
 /**
  * JSON.stringify of each number (NaN and ±Infinity as null, −0 as 0). Each distinct value is
@@ -196,7 +259,7 @@ function write(c: Cursor, out: JsonBytes): void {
       out.ascii(bitAt(node.bools, c.b++) ? 'true' : 'false');
       return;
     case Kind.Num:
-      out.number(node.nums[c.n++]!);
+      c.num(out);
       return;
     case Kind.Str:
       out.string(node.strs[c.s++]!);
@@ -204,7 +267,15 @@ function write(c: Cursor, out: JsonBytes): void {
     case Kind.Arr: {
       const len = node.lens[c.a++]!;
       out.byte(0x5b);
-      if (len > 0) {
+      if (len > 0 && c.all) {
+        // Nothing below is left out: no skip() per element.
+        const e = c.element();
+        write(e, out);
+        for (let j = 1; j < len; j++) {
+          out.byte(0x2c);
+          write(e, out);
+        }
+      } else if (len > 0) {
         const e = c.element();
         let first = true;
         for (let j = 0; j < len; j++) {
@@ -219,6 +290,18 @@ function write(c: Cursor, out: JsonBytes): void {
     }
     case Kind.Obj: {
       const plan = c.plans[node.shapeIds ? node.shapeIds[c.o++]! : 0]!;
+      if (c.all && plan.length > 0) {
+        // Every member written: its lead bytes carry the brace or comma, and a number member
+        // (most of a sensor record) is written here rather than through another call of write.
+        for (const m of plan) {
+          out.bytes(m.lead);
+          const mc = m.cursor;
+          if (mc.node.kind === Kind.Num) mc.num(out);
+          else write(mc, out);
+        }
+        out.byte(0x7d);
+        return;
+      }
       out.byte(0x7b);
       let first = true;
       for (const m of plan) {
@@ -285,7 +368,6 @@ export function fieldWriter(root: NodeColumn, sel: Selection): (out: JsonBytes, 
   };
 }
 
-const utf8 = new TextEncoder();
 
 /** As take, but returns JSON text (JSON.stringify's: NaN and ±Infinity as null, −0 as 0); null for MISSING. */
 function text(c: Cursor): string | null {
@@ -331,12 +413,10 @@ function text(c: Cursor): string | null {
 }
 
 /**
-
-/**
- * The JSON text of each sample's (projected) value (the string form of fieldWriter, which NDJSON
- * answers still use: written as bytes they measured slower in the server), null where assembleField's value is null (the sample lacks the field, holds
- * null, or has none of the selected paths), so a writer can leave such samples out; a NaN is
- * still the text "null", as JSON.stringify writes it.
+ * The JSON text of each sample's (projected) value (the string form of fieldWriter; the server's
+ * answers no longer use it, NDJSON being written as bytes too), null where assembleField's value
+ * is null (the sample lacks the field, holds null, or has none of the selected paths), so a writer
+ * can leave such samples out; a NaN is still the text "null", as JSON.stringify writes it.
  */
 export function fieldTexts(root: NodeColumn, sel: Selection): (string | null)[] {
   const c = new Cursor(root, sel);

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { FieldValue } from '@s4/core';
-import { columnWriter, decodeBlockColumns, decodeFooter, encodeSegment, readTrailer, SEGMENT_TRAILER_BYTES, type ShredMode } from '../index.js';
+import { assemble, columnWriter, decodeBlockColumns, decodeFooter, encodeSegment, readTrailer, SEGMENT_TRAILER_BYTES, type ShredMode } from '../index.js';
 import { nestedValue } from '../testing/arbitraries.js';
 import { JsonBytes } from './json-bytes.js';
 
@@ -98,6 +98,30 @@ describe('JsonBytes', () => {
         expect(utf8(out)).toBe(JSON.stringify(col));
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('writes columns of numbers that rarely repeat (texts formatted a column at a time) as JSON.stringify of their values, whole and projected', () => {
+    // Long enough columns of mostly distinct doubles, the special values and repeats among them,
+    // so that the writer takes the column-at-a-time texts for some nodes and not for others.
+    const fraction = fc.tuple(fc.integer(), fc.integer({ min: 3, max: 1_000_003 })).map(([a, b]) => a / b);
+    const cold = fc.oneof({ weight: 8, arbitrary: fraction }, { weight: 8, arbitrary: fraction.map(Math.fround) }, { weight: 1, arbitrary: number });
+    const record = fc.record({ pos: fc.record({ lat: cold, lon: cold }), imu: fc.array(cold, { minLength: 0, maxLength: 3 }), n: fc.integer({ min: 0, max: 3 }), 'ü "k"': cold }, { requiredKeys: ['pos', 'imu'] });
+    const paths = fc.constantFrom<(string[] | undefined)[]>([undefined], [['f.pos.lat']], [['f.imu']], [['f.n', 'f.pos']], [['f.ü "k"']]);
+    fc.assert(
+      fc.property(fc.array(fc.option(record as fc.Arbitrary<FieldValue>, { nil: null, freq: 20 }), { minLength: 64, maxLength: 160 }), paths, (col, [fields]) => {
+        const ts = col.map((_, i) => 1_763_784_000_000 + i * 1000);
+        const bytes = encodeSegment({ ns: 'n', shard: 0, window: 0, series: [{ id: 's', metric: 'm', tags: {}, ts, fields: { f: col } }] }, { shred: 'always' });
+        const { footerOffset, footerLength } = readTrailer(bytes.subarray(bytes.length - SEGMENT_TRAILER_BYTES));
+        const entry = decodeFooter(bytes.subarray(footerOffset, footerOffset + footerLength)).series[0]!;
+        const cols = decodeBlockColumns(bytes, entry, fields, 0);
+        const out = new JsonBytes(128);
+        const next = columnWriter(cols, 'f');
+        for (let i = 0; i < ts.length; i++) if (!next(out, Uint8Array.of(i === 0 ? 0x5b : 0x2c))) out.ascii(i === 0 ? '[null' : ',null');
+        out.byte(0x5d);
+        expect(utf8(out)).toBe(JSON.stringify(assemble(decodeBlockColumns(bytes, entry, fields, 0)).fields['f']));
+      }),
+      { numRuns: 200 },
     );
   });
 });

@@ -6,11 +6,14 @@
  */
 export class JsonBytes {
   private buf: Uint8Array;
+  /** buf, for copying a kept double's text four bytes at a time (byte by byte was most of a hit's cost). */
+  private view: DataView;
   private pos = 0;
   private readonly full: Uint8Array[] = [];
 
   constructor(private readonly piece = 256 * 1024) {
     this.buf = new Uint8Array(piece + SLACK);
+    this.view = new DataView(this.buf.buffer);
   }
 
   /** Whether a piece is full: the writer's caller hands out take() before writing on. */
@@ -34,6 +37,7 @@ export class JsonBytes {
   private cut(n: number): void {
     if (this.pos > 0) this.full.push(this.buf.subarray(0, this.pos));
     this.buf = new Uint8Array(Math.max(this.piece + SLACK, n));
+    this.view = new DataView(this.buf.buffer);
     this.pos = 0;
   }
 
@@ -90,6 +94,16 @@ export class JsonBytes {
     this.pos += n;
   }
 
+  /** x[from, to): a text written before (number texts formatted a column at a time). */
+  range(x: Uint8Array, from: number, to: number): void {
+    const n = to - from;
+    this.room(n);
+    const b = this.buf;
+    const p = this.pos - from;
+    for (let i = from; i < to; i++) b[p + i] = x[i]!;
+    this.pos += n;
+  }
+
   /** A JSON string: JSON.stringify(s), without it where nothing needs escaping (the common case). */
   string(s: string): void {
     const n = s.length;
@@ -112,7 +126,18 @@ export class JsonBytes {
 
   /** A number as JSON.stringify writes it (NaN and ±Infinity as null, −0 as 0). */
   number(v: number): void {
+    one[0] = v;
+    this.numberAt(one, 0);
+  }
+
+  /**
+   * nums[i] as number() writes it. The value is read here rather than passed: a double handed to a
+   * call that is not inlined (the writers' recursion) is boxed into a heap number first, an
+   * allocation per value.
+   */
+  numberAt(nums: Float64Array, i: number): void {
     if (this.pos + MAX_TEXT > this.buf.length) this.cut(MAX_TEXT);
+    const v = nums[i]!;
     const b = this.buf;
     let p = this.pos;
     if ((v | 0) === v) {
@@ -146,7 +171,7 @@ export class JsonBytes {
         low = next;
       }
       this.pos = p + 9;
-    } else this.double(v);
+    } else this.double(nums, i);
   }
 
   /**
@@ -154,18 +179,21 @@ export class JsonBytes {
    * repeat (satellite elevations, 0.1-step readings, the same float32 values across machines),
    * so texts are kept in a process-wide direct-mapped table keyed by the double's bits.
    */
-  private double(v: number): void {
+  private double(nums: Float64Array, i: number): void {
+    const v = nums[i]!;
     bits[0] = v;
     const lo = words[0]!;
     const hi = words[1]!;
-    const h = Math.imul(lo ^ Math.imul(hi, 0x85eb_ca77), 0x9e37_79b1) >>> (32 - TABLE_BITS);
-    const len = tableLens[h]!;
+    const at = (Math.imul(lo ^ Math.imul(hi, 0x85eb_ca77), 0x9e37_79b1) >>> (32 - TABLE_BITS)) * SLOT;
+    const t = table;
+    const len = t[at + LEN]!;
     const b = this.buf;
     const p = this.pos;
-    if (len > 0 && tableLo[h] === lo && tableHi[h] === hi) {
-      tableUsed[h] = 1;
-      const at = h * MAX_TEXT;
-      for (let i = 0; i < len; i++) b[p + i] = tableText[at + i]!;
+    if (len > 0 && t[at] === lo && t[at + 1] === hi) {
+      t[at + USED] = 1;
+      // Whole words: up to 3 bytes beyond the text, inside the MAX_TEXT bytes of room numberAt made.
+      const view = this.view;
+      for (let w = 0; w * 4 < len; w++) view.setInt32(p + w * 4, t[at + TEXT + w]!, LITTLE);
       this.pos = p + len;
       return;
     }
@@ -175,13 +203,13 @@ export class JsonBytes {
     this.pos = p + n;
     // Second chance: a slot used since the last miss on it is kept, so that values that never
     // repeat (positions) do not push out those that do.
-    if (tableUsed[h] === 1) tableUsed[h] = 0;
+    if (t[at + USED] === 1) t[at + USED] = 0;
     else {
-      tableLo[h] = lo;
-      tableHi[h] = hi;
-      tableLens[h] = n;
-      const at = h * MAX_TEXT;
-      for (let i = 0; i < n; i++) tableText[at + i] = b[p + i]!;
+      t[at] = lo;
+      t[at + 1] = hi;
+      t[at + LEN] = n;
+      const text = (at + TEXT) * 4;
+      for (let i = 0; i < n; i++) tableBytes[text + i] = b[p + i]!;
     }
   }
 }
@@ -206,10 +234,20 @@ const encoder = new TextEncoder();
 /** The longest text of a double ("-1.2345678901234567e-308" is 24). */
 const MAX_TEXT = 32;
 const TABLE_BITS = 16;
-const tableLo = new Int32Array(1 << TABLE_BITS);
-const tableHi = new Int32Array(1 << TABLE_BITS);
-const tableLens = new Uint8Array(1 << TABLE_BITS);
-const tableUsed = new Uint8Array(1 << TABLE_BITS);
-const tableText = new Uint8Array((1 << TABLE_BITS) * MAX_TEXT);
+/**
+ * The table's slots, one 64-byte cache line each: the double's two words, its text's length (0:
+ * empty), the second-chance bit, then the text. One line per lookup rather than one per array (a
+ * table of separate arrays missed the cache four times per value).
+ */
+const SLOT = 16;
+const LEN = 2;
+const USED = 3;
+const TEXT = 4;
+const table = new Int32Array((1 << TABLE_BITS) * SLOT);
+const tableBytes = new Uint8Array(table.buffer);
+/** Whether this platform's Int32Array is little-endian (tableWords is written as bytes, read as words). */
+const LITTLE = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
 const bits = new Float64Array(1);
+/** number()'s value, so that one path (numberAt) writes every number. */
+const one = new Float64Array(1);
 const words = new Int32Array(bits.buffer);
