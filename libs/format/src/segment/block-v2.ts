@@ -5,7 +5,7 @@ import { decodeColumnBody, encodeColumnBody } from '../codec/column.js';
 import { decodeFrame, encodeFrame, ZSTD_LEVEL } from '../codec/frame.js';
 import { decodeTimestamps, encodeTimestamps } from '../codec/timestamps.js';
 import { zstdCompress } from '../codec/zstd.js';
-import { assembleField, fieldTexts, fieldWriter } from '../shred/assemble.js';
+import { assembleField, fieldWriter } from '../shred/assemble.js';
 import type { JsonBytes } from '../shred/json-bytes.js';
 import { decodeNode, elementCount, memberCounts, type NodeColumn } from '../shred/nodes.js';
 import { childPath, elementPath, escapeKey, selectAll, selectPaths, type Selection } from '../shred/path.js';
@@ -487,22 +487,6 @@ export function columnWriter(cols: BlockColumns, field: string): (out: JsonBytes
     else out.text(JSON.stringify(p));
     return true;
   };
-}
-
-/**
- * Each sample's JSON text of one field's (projected) value as strings (what columnWriter writes
- * as bytes), null where the (projected) value is null, so that a writer can leave such samples
- * out (NDJSON does); a NaN or ±Infinity is the text "null", as JSON.stringify writes it.
- */
-export function columnTexts(cols: BlockColumns, field: string): (string | null)[] {
-  const f = cols.fields.get(field);
-  if (!f) throw new RangeError(`field ${field} was not read`);
-  const sel = cols.selection?.get(field) ?? selectAll();
-  if (f.kind === 'shredded') return fieldTexts(f.root, sel);
-  return f.values.map((v) => {
-    const p = projectValue(v, sel);
-    return p === MISSING || p === null ? null : JSON.stringify(p);
-  });
 }
 
 /** Samples [lo, hi) of decoded columns, sharing what can be shared (shredded fields are sliced by sliceNode). */

@@ -92,29 +92,6 @@ class Cursor {
     else out.range(t.bytes, i === 0 ? 1 : t.ends[i - 1]! + 1, t.ends[i]!);
   }
 
-  private numJson: string[] | null = null;
-  private strJson: Map<string, string> | null = null;
-
-  /**
-   * The JSON text of the next number, all of the column's formatted on first use. Formatting a
-   * double is the dear part of writing records as JSON (about half a microsecond each), and
-   * sensor columns repeat values (satellite numbers, 0.1-step readings), so each distinct value
-   * is formatted once.
-   */
-  numText(): string {
-    if (!this.numJson) this.numJson = numberTexts(this.node.nums);
-    return this.numJson[this.n++]!;
-  }
-
-  /** The JSON text of the next string; dictionary columns repeat few strings, so each is quoted once. */
-  strText(): string {
-    const v = this.node.strs[this.s++]!;
-    const cache = (this.strJson ??= new Map<string, string>());
-    let t = cache.get(v);
-    if (t === undefined) cache.set(v, (t = JSON.stringify(v)));
-    return t;
-  }
-
   kind(): number {
     const node = this.node;
     return node.kinds ? node.kinds[this.k++]! : node.kind;
@@ -159,33 +136,6 @@ function coldTexts(nums: Float64Array): ColdTexts | null {
 const COLD_MIN = 64;
 const COLD_PROBE = 32;
 
-/**
- * JSON.stringify of each number (NaN and ±Infinity as null, −0 as 0). Each distinct value is
- * formatted once while values repeat; a column that does not repeat (positions, timestamps) is
- * formatted plainly after a probe, as the map would only cost there.
- */
-function numberTexts(nums: Float64Array): string[] {
-  const out = new Array<string>(nums.length);
-  const seen = new Map<number, string>();
-  let hits = 0;
-  let i = 0;
-  for (; i < nums.length; i++) {
-    if (i === PROBE && hits < PROBE / 2) break;
-    const v = nums[i]!;
-    let t = seen.get(v);
-    if (t === undefined) {
-      t = Number.isFinite(v) ? String(v) : 'null';
-      if (seen.size < 65_536) seen.set(v, t);
-    } else hits++;
-    out[i] = t;
-  }
-  for (; i < nums.length; i++) {
-    const v = nums[i]!;
-    out[i] = Number.isFinite(v) ? String(v) : 'null';
-  }
-  return out;
-}
-const PROBE = 4096;
 
 function take(c: Cursor): FieldValue | typeof MISSING {
   const node = c.node;
@@ -367,67 +317,3 @@ export function fieldWriter(root: NodeColumn, sel: Selection): (out: JsonBytes, 
     return true;
   };
 }
-
-
-/** As take, but returns JSON text (JSON.stringify's: NaN and ±Infinity as null, −0 as 0); null for MISSING. */
-function text(c: Cursor): string | null {
-  const node = c.node;
-  switch (c.kind()) {
-    case Kind.Null:
-      return c.all ? 'null' : null;
-    case Kind.Bool: {
-      const v = bitAt(node.bools, c.b++);
-      return c.all ? (v ? 'true' : 'false') : null;
-    }
-    case Kind.Num:
-      if (c.all) return c.numText();
-      c.n++;
-      return null;
-    case Kind.Str:
-      if (c.all) return c.strText();
-      c.s++;
-      return null;
-    case Kind.Arr: {
-      const len = node.lens[c.a++]!;
-      if (len === 0) return '[]';
-      const e = c.element();
-      let out = '[';
-      for (let j = 0; j < len; j++) {
-        const x = text(e);
-        if (x !== null) out += out.length === 1 ? x : `,${x}`;
-      }
-      return `${out}]`;
-    }
-    case Kind.Obj: {
-      const plan = c.plans[node.shapeIds ? node.shapeIds[c.o++]! : 0]!;
-      let out = '{';
-      for (const m of plan) {
-        const x = text(m.cursor);
-        if (x !== null) out += out.length === 1 ? m.keyText + x : `,${m.keyText}${x}`;
-      }
-      return `${out}}`;
-    }
-    default:
-      throw new CorruptDataError(WHAT, `column ${node.path}: unknown kind`);
-  }
-}
-
-/**
- * The JSON text of each sample's (projected) value (the string form of fieldWriter; the server's
- * answers no longer use it, NDJSON being written as bytes too), null where assembleField's value
- * is null (the sample lacks the field, holds null, or has none of the selected paths), so a writer
- * can leave such samples out; a NaN is still the text "null", as JSON.stringify writes it.
- */
-export function fieldTexts(root: NodeColumn, sel: Selection): (string | null)[] {
-  const c = new Cursor(root, sel);
-  const out = new Array<string | null>(root.count);
-  for (let i = 0; i < root.count; i++) {
-    const kind = root.kinds ? root.kinds[c.k] : root.kind;
-    if (kind === Kind.Null) {
-      c.k++;
-      out[i] = null;
-    } else out[i] = text(c);
-  }
-  return out;
-}
-
