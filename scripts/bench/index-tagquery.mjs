@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { start, stop } from './lib/proc.mjs';
 import { agent, request, waitHttp } from './lib/http.mjs';
 import { median } from './lib/stats.mjs';
+import { benchQueries, cpuMs, settle } from './lib/tag-query.mjs';
 
 const env = process.env;
 const here = new URL('../../', import.meta.url).pathname;
@@ -32,29 +33,7 @@ const http = agent(4);
 const work = `/tmp/tagq-probe-${process.pid}`;
 
 const { decodeCatalog } = await import(join(builds[0], 'libs/format/dist/index.js'));
-// The bench's range: from the first sample to the end of the last window.
-let from = Infinity;
-let to = -Infinity;
-const cat = join(src, 'objects/v1/bench/cat');
-for (const shard of readdirSync(cat))
-  if (/^\d+$/.test(shard))
-    for (const f of readdirSync(join(cat, shard)))
-      if (f.endsWith('.s4cat'))
-        for (const e of decodeCatalog(new Uint8Array(readFileSync(join(cat, shard, f)))).entries) {
-          from = Math.min(from, e.minTs);
-          to = Math.max(to, e.window + 3_600_000);
-        }
-const tagUrl = `${base}/v1/query?${new URLSearchParams({ metric: 'node_m0', match: 'host=~host-[0-9]*00', from: String(from), to: String(to), format: 'json' })}`;
-const warmups = [`${base}/v1/query?${new URLSearchParams({ metric: 'node_m0', tag: 'host:host-1999', from: String(from), to: String(to) })}`, `${base}/v1/labels?metric=node_m1`];
-
-/**
- * CPU ms of the server's HTTP thread, the one that answers queries (the role threads' passes left
- * out), from the scheduler's count of nanoseconds on a CPU (/proc/…/schedstat: finer than the
- * 10 ms ticks of /proc/…/stat, which a query of a few ms would mostly not move).
- */
-function cpuMs(pid) {
-  return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
-}
+const { from, to, tagUrl, warmups } = benchQueries(base, join(src, 'objects/v1/bench/cat'), decodeCatalog);
 
 /** ms the HTTP thread waited, runnable, for a CPU (schedstat's second field): what the machine's other load added. */
 function waitMs(pid) {
@@ -117,16 +96,6 @@ function profileWindow(file, t0, t1, n = 25) {
   }
   const top = (m) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([fn, us]) => `${(us / 1000).toFixed(1).padStart(7)} ms  ${fn}`);
   return { ms: +(sum / 1000).toFixed(1), self: top(self), inclusive: top(total) };
-}
-
-/** Waits until the server's CPU rests (start-up passes of the workers done): 3 quiet half-seconds. */
-async function settle(pid) {
-  for (let quiet = 0, last = cpuMs(pid), n = 0; quiet < 3 && n < 120; n++) {
-    await new Promise((r) => setTimeout(r, 500));
-    const now = cpuMs(pid);
-    quiet = now - last <= 10 ? quiet + 1 : 0; // under 2 % of a core
-    last = now;
-  }
 }
 
 async function once(build, mode, run) {

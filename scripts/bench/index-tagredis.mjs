@@ -14,12 +14,13 @@
 //   TQ_WARMUPS (20) TQ_PAUSE_MS (6000) TQ_PORT (18680) TQ_PROXY_PORT (S3 port + 1) TQ_TIMELINE (1)
 //   TQ_PROF=DIR (--cpu-prof of the server into DIR)
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { join, resolve } from 'node:path';
 import { start, stop } from './lib/proc.mjs';
 import { agent, request, waitHttp } from './lib/http.mjs';
 import { median } from './lib/stats.mjs';
+import { benchQueries, cpuMs, settle } from './lib/tag-query.mjs';
 
 const env = process.env;
 const here = new URL('../../', import.meta.url).pathname;
@@ -38,19 +39,7 @@ const client = agent(4);
 const work = `/tmp/tagredis-probe-${process.pid}`;
 
 const { decodeCatalog } = await import(join(builds[0], 'libs/format/dist/index.js'));
-let from = Infinity;
-let to = -Infinity;
-const cat = join(env.TQ_S3_DATA ?? '/tmp/bench-tagredis/services/s3/data', 's4-cardinality/v1/bench/cat');
-for (const shard of readdirSync(cat))
-  if (/^\d+$/.test(shard))
-    for (const f of readdirSync(join(cat, shard)))
-      if (f.endsWith('.s4cat'))
-        for (const e of decodeCatalog(new Uint8Array(readFileSync(join(cat, shard, f)))).entries) {
-          from = Math.min(from, e.minTs);
-          to = Math.max(to, e.window + 3_600_000);
-        }
-const tagUrl = `${base}/v1/query?${new URLSearchParams({ metric: 'node_m0', match: 'host=~host-[0-9]*00', from: String(from), to: String(to), format: 'json' })}`;
-const warmups = [`${base}/v1/query?${new URLSearchParams({ metric: 'node_m0', tag: 'host:host-1999', from: String(from), to: String(to) })}`, `${base}/v1/labels?metric=node_m1`];
+const { from, to, tagUrl, warmups } = benchQueries(base, join(env.TQ_S3_DATA ?? '/tmp/bench-tagredis/services/s3/data', 's4-cardinality/v1/bench/cat'), decodeCatalog);
 
 // The counting proxy: requests pass verbatim (the signature covers the Host header, kept as sent).
 const upstream = new http.Agent({ keepAlive: true, maxSockets: 256 });
@@ -90,10 +79,6 @@ function redisCalls() {
     if (x) m.set(x[1], Number(x[2]));
   }
   return m;
-}
-
-function cpuMs(pid) {
-  return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
 }
 
 function serverEnv() {
@@ -155,15 +140,6 @@ async function timed(url, pid, withIo = false) {
     out.timeline = reqs.map((x) => `${(x.t0 - a).toFixed(1).padStart(7)} → ${(x.t1 - a).toFixed(1).padStart(7)} ms  ${x.method} ${kind(x.path).padEnd(7)} ${x.path.replace(/^.*\/v1\/bench\//, '')} ${x.range} ${x.status} ${x.bytes} B`);
   }
   return out;
-}
-
-async function settle(pid) {
-  for (let quiet = 0, last = cpuMs(pid), n = 0; quiet < 3 && n < 120; n++) {
-    await new Promise((r) => setTimeout(r, 500));
-    const now = cpuMs(pid);
-    quiet = now - last <= 10 ? quiet + 1 : 0;
-    last = now;
-  }
 }
 
 async function once(build, mode) {
