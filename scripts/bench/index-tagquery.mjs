@@ -13,10 +13,10 @@
 //   TQ_PORT (18790) TQ_PROF=DIR (the server runs with --cpu-prof into DIR) TQ_BUILDS=A,B (alternate builds, run by run)
 import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { start, stop } from './lib/proc.mjs';
-import { agent, request, waitHttp } from './lib/http.mjs';
+import { stop } from './lib/proc.mjs';
+import { agent, request } from './lib/http.mjs';
 import { median } from './lib/stats.mjs';
-import { benchQueries, cpuMs, settle } from './lib/tag-query.mjs';
+import { benchQueries, cpuMs, startProbed } from './lib/tag-query.mjs';
 
 const env = process.env;
 const here = new URL('../../', import.meta.url).pathname;
@@ -102,18 +102,8 @@ async function once(build, mode, run) {
   const dataDir = join(work, 'data');
   rmSync(dataDir, { recursive: true, force: true });
   cpSync(src, dataDir, { recursive: true });
-  const prof = env.TQ_PROF ? ['--cpu-prof', '--cpu-prof-interval=100', `--cpu-prof-dir=${env.TQ_PROF}`] : [];
-  const child = start(process.execPath, ['--max-old-space-size=12288', ...prof, join(build, 'apps/api/dist/main.js')], { env: serverEnv(dataDir), log: join(work, 'server.log') });
+  const child = await startProbed({ build, env: serverEnv(dataDir), log: join(work, 'server.log'), base, warmed: mode === 'warmed', warmups, rounds: warmRounds, pauseMs, timed });
   try {
-    await waitHttp(`${base}/readyz`, 60_000);
-    await settle(child.pid);
-    if (mode === 'warmed') {
-      for (let i = 0; i < warmRounds; i++) for (const u of warmups) await timed(u, child.pid);
-      // In the bench the rollup pass runs between the last probe and the tag query: cached indexes
-      // are then older than their revalidation interval (5 s).
-      await new Promise((r) => setTimeout(r, pauseMs));
-      await settle(child.pid);
-    }
     const first = await timed(tagUrl, child.pid);
     const warm = [];
     for (let i = 0; i < warmN; i++) warm.push(await timed(tagUrl, child.pid));

@@ -17,10 +17,10 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { join, resolve } from 'node:path';
-import { start, stop } from './lib/proc.mjs';
-import { agent, request, waitHttp } from './lib/http.mjs';
+import { stop } from './lib/proc.mjs';
+import { agent, request } from './lib/http.mjs';
 import { median } from './lib/stats.mjs';
-import { benchQueries, cpuMs, settle } from './lib/tag-query.mjs';
+import { benchQueries, cpuMs, startProbed } from './lib/tag-query.mjs';
 
 const env = process.env;
 const here = new URL('../../', import.meta.url).pathname;
@@ -145,16 +145,8 @@ async function timed(url, pid, withIo = false) {
 async function once(build, mode) {
   rmSync(join(work, 'data'), { recursive: true, force: true });
   mkdirSync(join(work, 'data'), { recursive: true });
-  const prof = env.TQ_PROF ? ['--cpu-prof', '--cpu-prof-interval=100', `--cpu-prof-dir=${env.TQ_PROF}`] : [];
-  const child = start(process.execPath, ['--max-old-space-size=12288', ...prof, join(build, 'apps/api/dist/main.js')], { env: serverEnv(), log: join(work, 'server.log') });
+  const child = await startProbed({ build, env: serverEnv(), log: join(work, 'server.log'), base, warmed: mode === 'warmed', warmups, rounds: warmRounds, pauseMs, timed });
   try {
-    await waitHttp(`${base}/readyz`, 60_000);
-    await settle(child.pid);
-    if (mode === 'warmed') {
-      for (let i = 0; i < warmRounds; i++) for (const u of warmups) await timed(u, child.pid);
-      await new Promise((r) => setTimeout(r, pauseMs));
-      await settle(child.pid);
-    }
     const first = await timed(tagUrl, child.pid, true);
     const warm = [];
     for (let i = 0; i < warmN; i++) warm.push(await timed(tagUrl, child.pid, i === warmN - 1));

@@ -2,6 +2,8 @@
 // the cardinality bench's queries over a kept data set, and the server's HTTP-thread CPU.
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { waitHttp } from './http.mjs';
+import { start, stop } from './proc.mjs';
 
 /**
  * The bench's 1 % tag query (node_m0, host=~host-[0-9]*00) and the warm-up queries the ingest's
@@ -40,5 +42,29 @@ export async function settle(pid) {
     const now = cpuMs(pid);
     quiet = now - last <= 10 ? quiet + 1 : 0; // under 2 % of a core
     last = now;
+  }
+}
+
+/**
+ * S4 from `build` (its apps/api/dist/main.js) with `env`, ready and at rest; `warmed`: the warm-up
+ * queries first (`rounds` of them, timed by `timed(url, pid)`), then `pauseMs` idle, as the bench's
+ * rollup pass sits between its last probe and the tag query. Knob TQ_PROF=DIR: --cpu-prof into DIR.
+ */
+export async function startProbed({ build, env, log, base, warmed, warmups, rounds, pauseMs, timed }) {
+  const prof = process.env.TQ_PROF ? ['--cpu-prof', '--cpu-prof-interval=100', `--cpu-prof-dir=${process.env.TQ_PROF}`] : [];
+  const child = start(process.execPath, ['--max-old-space-size=12288', ...prof, join(build, 'apps/api/dist/main.js')], { env, log });
+  try {
+    await waitHttp(`${base}/readyz`, 60_000);
+    await settle(child.pid);
+    if (warmed) {
+      for (let i = 0; i < rounds; i++) for (const u of warmups) await timed(u, child.pid);
+      // Cached indexes are then older than their revalidation interval (5 s), as in the bench.
+      await new Promise((r) => setTimeout(r, pauseMs));
+      await settle(child.pid);
+    }
+    return child;
+  } catch (e) {
+    await stop(child);
+    throw e;
   }
 }
