@@ -230,4 +230,39 @@ describe('series index store (embedded)', () => {
     expect(after).toEqual(await new SeriesIndexStore(h.objects, 1 << 26, h.clock).blocks(entry!, selector));
     expect(reads().slice(n).some((b) => b > 0)).toBe(true);
   });
+
+  it('asks again for a cached index that lacks a part the query reads, at most every half second', async () => {
+    const h = await Harness.open('embedded', { shards: 1, start: H0 + 3 * H });
+    open.push(h);
+    await h.writeAndFlush(samples(H0, H0 + H, 20, (i, t) => i * t));
+    const builder = new SeriesIndexBuilder(h.objects, new CatalogStore(h.objects), { ns: h.ns, shards: 1, clock: h.clock, lookbackMs: 30 * 86_400_000 });
+    await builder.buildAll();
+    const key = seriesIndexKey({ ns: h.ns, shard: 0 }, dayOf(H0));
+    const c = counting(h.objects);
+    const idx = new SeriesIndexStore(c.store, 1 << 26, h.clock, 5_000);
+    const selector = { metric: 'cpu', tags: { dc: 'dc1' }, matchers: [] };
+    const [first] = await h.entries({ ns: h.ns, shard: 0 }, [dayOf(H0)]);
+    expect(await idx.blocks(first!, selector)).toHaveLength(5);
+    const reads = () => c.gets.filter((g) => g.key === key).length;
+    expect(reads()).toBe(1);
+
+    // A second part (late data for the hour), indexed by the builder a second later: the copy is
+    // 1 s old, younger than the 5 s revalidation, but it does not cover the part.
+    await h.writeAndFlush(samples(H0, H0 + H, 24, (i) => -i).slice(20 * 12));
+    await builder.buildAll();
+    h.clock.set(h.clock.now() + 1_000);
+    const second = (await h.entries({ ns: h.ns, shard: 0 }, [dayOf(H0)])).find((e) => e.key !== first!.key);
+    expect(await idx.blocks(second!, selector)).toHaveLength(1);
+    expect(reads()).toBe(2);
+    expect((await idx.covering(second!))?.part.key).toBe(second!.key);
+
+    // A part no index covers yet: asked again only once the copy is half a second old.
+    await h.writeAndFlush(samples(H0, H0 + H, 28, (i) => i).slice(24 * 12));
+    const third = (await h.entries({ ns: h.ns, shard: 0 }, [dayOf(H0)])).find((e) => e.key !== first!.key && e.key !== second!.key);
+    expect(await idx.blocks(third!, selector)).toBeUndefined();
+    expect(reads()).toBe(2);
+    h.clock.set(h.clock.now() + 600);
+    expect(await idx.blocks(third!, selector)).toBeUndefined();
+    expect(reads()).toBe(3);
+  });
 });
