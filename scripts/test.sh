@@ -16,7 +16,15 @@ npm run lint --silent
 scripts/services/programs.sh
 
 started=()
-stop() { for s in "${started[@]}"; do scripts/services/$s.sh stop || true; done; }
+scratch=""
+stop() {
+  local rc=$?
+  for s in "${started[@]}"; do scripts/services/$s.sh stop || true; done
+  # The suites' temporary data dirs: gone after a green run, kept for a look after a red one.
+  if [ -n "$scratch" ]; then
+    if [ "$rc" -eq 0 ]; then rm -rf "$scratch"; else echo "test data kept in $scratch" >&2; fi
+  fi
+}
 trap stop EXIT
 for s in redis s3 kafka; do
   scripts/services/$s.sh status >/dev/null 2>&1 || started+=("$s")
@@ -25,6 +33,9 @@ for s in redis s3 kafka; do
 done
 
 scripts/install-chromium.sh   # the console's browser test
+# Every suite makes its data dirs under os.tmpdir(): one dir per run, removed by stop().
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/s4-test-XXXXXX")
+export TMPDIR="$scratch"
 npx vitest run "$@"
 if [ $# -eq 0 ]; then
   npm --workspace infra test --silent
