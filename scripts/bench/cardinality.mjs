@@ -17,10 +17,10 @@
 //   BENCH_S4_NODE_ARGS (extra node options for the S4 process, e.g. --heap-prof; space-separated)
 // Quick try: BENCH_METRICS=5 BENCH_HOSTS=200 BENCH_MINUTES=10 BENCH_WRITE_DOC=0 npm run bench -- cardinality
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { decodeCatalog } from '../../libs/format/dist/index.js';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { dirBytes, machine, memory, start, stop } from './lib/proc.mjs';
+import { registered } from './lib/at-rest.mjs';
 import { agent, ok, request, waitHttp } from './lib/http.mjs';
 import { median, percentile } from './lib/stats.mjs';
 import { prng } from './lib/dataset.mjs';
@@ -408,22 +408,6 @@ async function watchRedis() {
       };
     },
   };
-}
-
-/** Objects and bytes the catalogs under `dir` (one folder per shard of `.s4cat` files) register. */
-function registered(dir) {
-  let bytes = 0;
-  let files = 0;
-  if (!existsSync(dir)) return { bytes, files };
-  for (const shard of readdirSync(dir, { withFileTypes: true }))
-    if (shard.isDirectory())
-      for (const f of readdirSync(join(dir, shard.name)))
-        if (f.endsWith('.s4cat'))
-          for (const e of decodeCatalog(new Uint8Array(readFileSync(join(dir, shard.name, f)))).entries) {
-            bytes += e.size;
-            files++;
-          }
-  return { bytes, files };
 }
 
 /** 1 % of one metric's series (hosts whose number ends in 00), over the whole hour. */

@@ -10,6 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { chownSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { registered } from './lib/at-rest.mjs';
 import { HOUR } from './lib/dataset.mjs';
 import { ok, request, waitHttp } from './lib/http.mjs';
 import { PgConn, copyText, lit } from './lib/pgwire.mjs';
@@ -273,6 +274,22 @@ function objectBytes(root) {
     }
   out.other = { bytes: total.bytes - out.seg.bytes - out.cat.bytes - out.rollup.bytes, files: total.files - out.seg.files - out.cat.files - out.rollup.files };
   return { ...out, total };
+}
+
+/** Segment and rollup objects the catalogs of every namespace under `root` name. */
+function registeredBytes(root) {
+  const out = { seg: { bytes: 0, files: 0 }, rollup: { bytes: 0, files: 0 } };
+  const v1 = join(root, 'v1');
+  if (existsSync(v1))
+    for (const ns of readdirSync(v1, { withFileTypes: true })) {
+      if (!ns.isDirectory()) continue;
+      for (const [k, dir] of [['seg', join(v1, ns.name, 'cat')], ['rollup', join(v1, ns.name, 'rollup', 'cat')]]) {
+        const r = registered(dir);
+        out[k].bytes += r.bytes;
+        out[k].files += r.files;
+      }
+    }
+  return out;
 }
 
 // ---------------------------------------------------------------- reads, parsed into records
@@ -632,18 +649,29 @@ async function main() {
       t = performance.now();
       const rr = await request(`${s4.url}/v1/admin/rollup`, { method: 'POST' });
       m.rollup = rr.status === 200 ? { ms: performance.now() - t, ...JSON.parse(rr.body.toString()) } : { na: `n/a (${rr.status})` };
+      const flushed = objectBytes(objRoot);
+      // At rest: what the compactor (on by default) makes of the hours once settled, folded now
+      // rather than at its next pass; then the rollups of the folded parts. Counted as S4 counts
+      // it, the objects the catalogs name: replaced parts wait out their delete grace on disk.
+      t = performance.now();
+      const cr = await request(`${s4.url}/v1/admin/compact`, { method: 'POST' });
+      m.compact = cr.status === 200 ? { ms: performance.now() - t, ...JSON.parse(cr.body.toString()) } : { na: `n/a (${cr.status})` };
+      await request(`${s4.url}/v1/admin/rollup`, { method: 'POST' });
       const ob = objectBytes(objRoot);
+      const named = registeredBytes(objRoot);
       m.bytes = {
         where: mode === 'redis+s3' ? 'versitygw data dir of the bucket' : '$S4_DATA_DIR/objects',
-        segments: ob.seg,
+        segments: named.seg,
         catalogs: ob.cat,
-        rollups: ob.rollup,
+        rollups: named.rollup,
         other: ob.other,
-        perRecord: (ob.seg.bytes + ob.cat.bytes) / p.records,
-        rollupsPerRecord: ob.rollup.bytes / p.records,
+        perRecord: (named.seg.bytes + ob.cat.bytes) / p.records,
+        rollupsPerRecord: named.rollup.bytes / p.records,
+        // Every file on disk right after the flush, before the fold (parts an earlier pass of the compactor replaced included).
+        afterFlush: { segments: flushed.seg, catalogs: flushed.cat, perRecord: (flushed.seg.bytes + flushed.cat.bytes) / p.records },
         hotAfterFlush: mode === 'embedded' ? dirBytes(join(s4.dataDir, 'hot')).bytes : null,
       };
-      log(`S4 ${mode} flush ${m.flush.ms.toFixed(0)} ms; bytes/record ${m.bytes.perRecord.toFixed(1)} (+ rollups ${m.bytes.rollupsPerRecord.toFixed(1)}): ${JSON.stringify(ob)}`);
+      log(`S4 ${mode} flush ${m.flush.ms.toFixed(0)} ms, compact ${JSON.stringify(m.compact)}; bytes/record ${m.bytes.perRecord.toFixed(1)} (+ rollups ${m.bytes.rollupsPerRecord.toFixed(1)}; ${m.bytes.afterFlush.perRecord.toFixed(1)} on disk after the flush): ${JSON.stringify({ named, ob, flushed })}`);
 
       m.reads = await runReads(s4, pgConn, p, sdk);
       m.exact = await verify(s4.url, pgConn, p);

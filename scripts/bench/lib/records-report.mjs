@@ -29,13 +29,15 @@ function modeTable(mode, m, pg, ds) {
   row('ingest, one batch p50 / p99', `${ms(ing.batchP50)} / ${ms(ing.batchP99)} ms`, `${ms(pgi.batchP50)} / ${ms(pgi.batchP99)} ms`, '—');
   const b = m.bytes;
   row(
-    'bytes/record at rest: S4 segments + catalogs; PG pg_total_relation_size after VACUUM ANALYZE',
+    'bytes/record at rest: S4 segments the catalogs name + catalogs, after the compactor\'s fold; PG pg_total_relation_size after VACUUM ANALYZE',
     `${b.perRecord.toFixed(1)} (${bytes(b.segments.bytes + b.catalogs.bytes)}, ${b.segments.files + b.catalogs.files} objects)`,
     `${pg.bytes.perRecord.toFixed(1)} (${bytes(pg.bytes.total)}: heap ${bytes(pg.bytes.heap)}, TOAST+maps ${bytes(pg.bytes.toastAndMaps)}, index ${bytes(pg.bytes.indexes)})`,
     ratio(b.perRecord, pg.bytes.perRecord),
     '≤ 100',
     verdict(b.perRecord, 100, false),
   );
+  if (b.afterFlush) row('bytes/record on disk after the flush, before the fold (S4 segments + catalogs)', `${b.afterFlush.perRecord.toFixed(1)} (${bytes(b.afterFlush.segments.bytes + b.afterFlush.catalogs.bytes)}, ${b.afterFlush.segments.files + b.afterFlush.catalogs.files} objects)`, '—', '—');
+  if (m.compact && !m.compact.na) row('S4 compaction after the flush, once', `${ms(m.compact.ms)} ms (${m.compact.windows ?? '?'} windows folded)`, '—', '—');
   row('bytes/record of S4 rollups (separately)', `${b.rollupsPerRecord.toFixed(1)} (${bytes(b.rollups.bytes)}, ${b.rollups.files} objects)`, '—', '—');
   row('S4 flush after the load (the periodic flusher ran during it), once', `${ms(m.flush.ms)} ms (${m.flush.objects ?? '?'} objects, ${int(m.flush.samples)} records)`, '—', '—');
   const targetOf = (def, how) => (how.startsWith('sdk') && def.target.sdkMs ? def.target.sdkMs : def.target.ms);
