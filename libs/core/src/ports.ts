@@ -62,6 +62,12 @@ export interface HotTier {
   /** Every series log of one window of one shard (for flushing). */
   readWindow(ref: ShardRef, window: number): Promise<HotLog[]>;
   /**
+   * `readWindow` in parts of at most `maxLogs` logs or about `maxBytes` bytes, each read when it
+   * is taken (optional: the embedded tier, whose role threads take a window through its RPC, so
+   * that the HTTP thread holds one part of a window, not the whole of it).
+   */
+  readWindowParts?(ref: ShardRef, window: number, maxLogs: number, maxBytes: number): AsyncIterable<HotLog[]>;
+  /**
    * Drop the first `length` bytes of each log (what was flushed), if `lease` is still the
    * current holder; a window with no bytes left is closed. Throws LeaseLostError otherwise.
    */

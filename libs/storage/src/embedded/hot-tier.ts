@@ -606,8 +606,14 @@ export class EmbeddedHotTier implements HotTier {
   }
 
   async readWindow(ref: ShardRef, window: number): Promise<HotLog[]> {
+    let out: HotLog[] = [];
+    for await (const part of this.readWindowParts(ref, window, Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY)) out = out.length === 0 ? part : out.concat(part);
+    return out;
+  }
+
+  async *readWindowParts(ref: ShardRef, window: number, maxLogs: number, maxBytes: number): AsyncGenerator<HotLog[]> {
     const w = this.shard(ref).windows.get(window);
-    if (!w) return [];
+    if (!w) return;
     // The logs as they are now (where each one's bytes are: a later append or release changes
     // none of the bytes already there, and a release after a turn below may give a row to another
     // series), each read into a plain HotLog, since a flush takes every byte: no lazy getter and
@@ -633,7 +639,10 @@ export class EmbeddedHotTier implements HotTier {
       const d = w.disk[row];
       disk[i++] = d ? d.at.slice(0, 2 * d.n) : null;
     }
-    const out = new Array<HotLog>(n);
+    // Positions are taken above, bytes read part by part: the caller's turns between parts are
+    // like the turns below.
+    let part: HotLog[] = [];
+    let bytes = 0;
     let since = performance.now();
     for (i = 0; i < n; i++) {
       if ((i & 255) === 255 && performance.now() - since >= APPLY_SLICE_MS) {
@@ -642,9 +651,16 @@ export class EmbeddedHotTier implements HotTier {
       }
       const d = disk[i];
       const data = d ? readSpans(file, d, d.length / 2, length[i]!, this.path) : pool!.read(head[i]!, start[i]!, length[i]!);
-      out[i] = { id: ids[i]!, key: keys[i]!, window, data };
+      part.push({ id: ids[i]!, key: keys[i]!, window, data });
+      bytes += data.byteLength;
+      if (part.length >= maxLogs || bytes >= maxBytes) {
+        yield part;
+        part = [];
+        bytes = 0;
+        since = performance.now();
+      }
     }
-    return out;
+    if (part.length > 0) yield part;
   }
 
   /**

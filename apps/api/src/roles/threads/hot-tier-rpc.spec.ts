@@ -40,6 +40,11 @@ describe('hot-tier RPC (a thread reaching the main thread’s embedded hot tier)
     expect(logs.length).toBe(2501);
     expect(logs.map((l) => [l.id, l.window, Buffer.from(l.data).toString('hex')])).toEqual(direct.map((l) => [l.id, l.window, Buffer.from(l.data).toString('hex')]));
     expect(logs[3]!.key).toEqual(key(3));
+    // The tier reads the window part by part for the RPC (the HTTP thread holds one part at a time).
+    const parts: number[] = [];
+    for await (const part of tier.readWindowParts(ref, 0, 1000, 4 * 1024 * 1024)) parts.push(part.length);
+    expect(parts).toEqual([1000, 1000, 501]);
+    expect(await client.readWindow(ref, H)).toEqual([]);
     // User-named maps keep no prototype on this side too (a tag may be called `constructor`).
     expect(Object.getPrototypeOf(logs[3]!.key.tags)).toBeNull();
     const scan = await client.scan(ref, 'm', 0, H);

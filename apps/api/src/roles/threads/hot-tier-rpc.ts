@@ -81,22 +81,36 @@ export function serveHotTier(tier: HotTier, port: MessagePort): () => void {
       port.postMessage({ id: reply.id, ok: false, error: toWire(e) } satisfies Reply);
     }
   };
-  const answerLogs = async (id: number, logs: readonly HotLog[], generation?: number) => {
-    let i = 0;
-    do {
-      const part = pack(logs, i);
-      i += part.logs.length;
-      const last = i >= logs.length;
+  /** Logs as packed parts; a part is held until the next is packed, so that the last says so. */
+  const answerLogs = async (id: number, chunks: AsyncIterable<readonly HotLog[]> | Iterable<readonly HotLog[]>, generation?: number) => {
+    const send = (part: PackedLogs, last: boolean) =>
       answer({ id, ok: true, part, last, ...(last && generation !== undefined ? { generation } : {}) }, [part.bytes.buffer as ArrayBuffer]);
-      if (!last) await bulkTurn();
-    } while (i < logs.length && open);
+    let held: PackedLogs | undefined;
+    for await (const logs of chunks)
+      for (let i = 0; i < logs.length; ) {
+        const part = pack(logs, i);
+        i += part.logs.length;
+        if (held) {
+          send(held, false);
+          await bulkTurn();
+          if (!open) return;
+        }
+        held = part;
+      }
+    send(held ?? pack([], 0), true);
   };
   const serve = async (call: Call): Promise<void> => {
     if (!allowed.has(call.method)) throw new Error(`the hot tier has no method ${String(call.method)} over RPC`);
+    if (call.method === 'readWindow') {
+      const [ref, window] = call.args as [ShardRef, number];
+      // Read part by part where the tier can: the HTTP thread then holds one part of a flush's
+      // window, not all of it (a window of a busy shard is tens to hundreds of MB of records).
+      const chunks = tier.readWindowParts ? tier.readWindowParts(ref, window, LOGS_PER_PART, BYTES_PER_PART) : [await tier.readWindow(ref, window)];
+      return answerLogs(call.id, chunks);
+    }
     const method = tier[call.method] as (...args: unknown[]) => Promise<unknown>;
     const value = await method.apply(tier, call.args);
-    if (call.method === 'readWindow') await answerLogs(call.id, value as HotLog[]);
-    else if (call.method === 'scan') await answerLogs(call.id, (value as HotScan).logs, (value as HotScan).generation);
+    if (call.method === 'scan') await answerLogs(call.id, [(value as HotScan).logs], (value as HotScan).generation);
     else answer({ id: call.id, ok: true, value: compact(value) });
   };
   port.on('message', (call: Call) => {
