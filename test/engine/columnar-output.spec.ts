@@ -185,11 +185,14 @@ describe('answers written from block columns', () => {
     await sdkRecords([columnar], false);
     expect(cache.bytes).toBe(1000); // plain columns: nothing kept beside the block
     await sdkRecords([columnar], true);
-    // The n and f leaves of 60 values, compacted to 1 and 4 bytes per value.
+    // The n and f leaves of 60 values, compacted to 1 and 4 bytes per value, and the s leaf's dictionary (an index byte per value).
     const charged = cache.bytes - 1000;
-    expect(charged).toBeGreaterThanOrEqual(60 * (1 + 4));
+    expect(charged).toBeGreaterThanOrEqual(60 * (1 + 4 + 1));
     await sdkRecords([columnar], true);
     expect(cache.bytes - 1000).toBe(charged); // kept once per block, not per answer
+    // A part of the block: its strings are a slice made for the answer, whose dictionary is not kept.
+    await sdkRecords([columnarSeries('s', key, windows, ts[10]!, ts[50]!, undefined)!], true);
+    expect(cache.bytes - 1000).toBe(charged);
   });
 
   it('are refused (null) when blocks overlap in time or hot data takes part', () => {

@@ -22,9 +22,10 @@ import type { NodeColumn, Selection } from '@s4/format';
  * that repeat as `sd` (the distinct strings) and `si` (Uint8/16/32Array, an index per string).
  * DirtMate records go in about half the bytes, which both ends pay for per byte. `owner`: the
  * decoded block (the cached object) the node belongs to, whose cache entry counts the compact
- * forms kept for it.
+ * forms kept for it. `own`: the node is the block's own (the query reads the whole block), not a
+ * slice made for this query, so that forms keyed by its arrays outlive the query (ownDictionary).
  */
-export function nodeWire(node: NodeColumn, sel: Selection | undefined, compact = false, owner?: object): Record<string, unknown> {
+export function nodeWire(node: NodeColumn, sel: Selection | undefined, compact = false, owner?: object, own = false): Record<string, unknown> {
   const all = sel?.all ?? true;
   const out: Record<string, unknown> = { c: node.count, k: node.kind, a: all };
   if (node.kinds) out.ks = node.kinds;
@@ -35,7 +36,7 @@ export function nodeWire(node: NodeColumn, sel: Selection | undefined, compact =
       if (c?.nd) out.nd = c.nd;
     }
     if (node.strs.length > 0) {
-      const d = compact ? dictionary(node.strs) : null;
+      const d = compact ? (own ? ownDictionary(node.strs, owner) : dictionary(node.strs)) : null;
       if (d) {
         out.sd = d.sd;
         out.si = d.si;
@@ -46,11 +47,11 @@ export function nodeWire(node: NodeColumn, sel: Selection | undefined, compact =
   if (node.lens.length > 0) out.l = node.lens;
   if (node.shapes.length > 0) out.h = node.shapes;
   if (node.shapeIds) out.i = node.shapeIds;
-  if (node.elem) out.e = nodeWire(node.elem, sel, compact, owner);
+  if (node.elem) out.e = nodeWire(node.elem, sel, compact, owner, own);
   const members: unknown[] = [];
   for (const [key, child] of node.children) {
     const s = all ? sel : sel?.keys.get(key);
-    if (all || s) members.push(key, nodeWire(child, s, compact, owner));
+    if (all || s) members.push(key, nodeWire(child, s, compact, owner, own));
   }
   if (members.length > 0) out.m = members;
   return out;
@@ -136,8 +137,26 @@ function intArray(nums: Float64Array, lo: number, hi: number, p: number): IntArr
   return out;
 }
 
+type Dictionary = { sd: string[]; si: Uint8Array | Uint16Array | Uint32Array };
+
+/**
+ * Dictionaries of a cached block's own string columns, made once (a Map lookup per string was
+ * ~8 % of the server's CPU for R4, every query) and counted in the budget of the cache that holds
+ * the block; dropped with the column (a WeakMap keyed by the block's array).
+ */
+const dictionaries = new WeakMap<readonly string[], Dictionary | null>();
+
+function ownDictionary(strs: readonly string[], owner: object | undefined): Dictionary | null {
+  let d = dictionaries.get(strs);
+  if (d === undefined) {
+    dictionaries.set(strs, (d = dictionary(strs)));
+    if (d !== null && owner) chargeMemo(owner, d.si.byteLength + 8 * d.sd.length);
+  }
+  return d;
+}
+
 /** Strings as distinct values and an index per string, when they repeat enough to be worth it. */
-export function dictionary(strs: readonly string[]): { sd: string[]; si: Uint8Array | Uint16Array | Uint32Array } | null {
+export function dictionary(strs: readonly string[]): Dictionary | null {
   const m = strs.length;
   if (m < MIN_COMPACT) return null;
   const ids = new Map<string, number>();

@@ -2,6 +2,7 @@ import { nameMap, own, sortedTags, type FieldValue } from '@s4/core';
 import type { ColumnSlice, SeriesResult } from '@s4/engine';
 import { assemble, columnWriter, JsonBytes, msgpack, sliceColumns, type BlockColumns } from '@s4/format';
 import { nodeWire } from './columns-wire.js';
+import { PieceWriter } from './msgpack-pieces.js';
 
 export const FORMATS = ['json', 'msgpack', 'csv', 'ndjson'] as const;
 export type Format = (typeof FORMATS)[number];
@@ -215,21 +216,26 @@ function csvCell(s: string): string {
  * which the SDK turns into records only when asked, and then `names`, every field in answer order.
  */
 async function* msgpackChunks(results: AsyncIterable<SeriesResult>, compact: boolean): AsyncGenerator<Buffer> {
+  const out = new PieceWriter();
   for await (const s of results) {
     if (s.slices) {
       for (const x of s.slices) {
         const p = sliceColumns(x.columns, x.lo, x.hi);
+        // A whole block's nodes are the cached block's own, so memos keyed by them last (nodeWire).
+        const own = p === x.columns;
         const fields = nameMap<Float64Array | FieldValue[]>();
         const shredded: unknown[] = [];
         for (const name of s.names ?? []) {
           const f = p.fields.get(name);
-          if (f?.kind === 'shredded') shredded.push(name, nodeWire(f.root, p.selection?.get(name), compact, x.columns));
+          if (f?.kind === 'shredded') shredded.push(name, nodeWire(f.root, p.selection?.get(name), compact, x.columns, own));
           else {
             const col = f ? (p.selection?.get(name)?.all === false ? columnsValues(p, name) : (f.values as FieldValue[])) : new Array<FieldValue>(p.ts.length).fill(null);
             fields[name] = numericColumn(col, 0, col.length) ?? col;
           }
         }
-        yield msgpack.pack({ metric: s.metric, tags: s.tags, ts: Float64Array.from(p.ts), fields, ...(shredded.length > 0 ? { shredded, names: s.names } : {}) });
+        // Node columns' typed arrays go out as views of the block's (PieceWriter), not copied into one buffer.
+        out.value({ metric: s.metric, tags: s.tags, ts: Float64Array.from(p.ts), fields, ...(shredded.length > 0 ? { shredded, names: s.names } : {}) });
+        yield* out.take();
       }
       continue;
     }
