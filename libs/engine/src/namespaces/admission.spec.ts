@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { NamespaceSet, type AdmitLimits, type AdmitResult, type CardinalityStore, type NamespacePolicy, type SeriesRef } from '@s4/core';
+import { NamespaceSet, S3_STANDARD_PRICES, type AdmitLimits, type AdmitResult, type CardinalityStore, type NamespacePolicy, type SeriesRef } from '@s4/core';
 import type { SeriesWrite } from '../write/validate.js';
 import { Admission } from './admission.js';
 
@@ -13,8 +13,8 @@ const policy: NamespacePolicy = {
   backfillMs: 10 * 86_400_000,
   hotMs: 60_000,
   limits: { maxRecordBytes: 1 << 20, maxFields: 100, maxActiveSeries: undefined, maxNewSeriesPerMinute: undefined, maxSamplesPerSecond: undefined },
-} as unknown as NamespacePolicy;
-const policies = new NamespaceSet({ defaultNamespace: 'default', namespaces: [policy] } as unknown as ConstructorParameters<typeof NamespaceSet>[0]);
+};
+const policies = new NamespaceSet({ defaultNamespace: 'default', namespaces: [policy], prices: S3_STANDARD_PRICES });
 
 /** A store that admits everything and records which series each call asked about. */
 function recordingStore(): { store: CardinalityStore; asked: string[][] } {
