@@ -16,6 +16,14 @@ export interface HotAppend {
   readonly key: SeriesKey;
   /** Concatenated self-delimiting records (see engine/records); opaque to the hot tier. */
   readonly data: Uint8Array;
+  /**
+   * A small number the writing process gave this series (the write path's mark, scan.ts), or
+   * undefined: a hint, never trusted. At any one time no two series share one, but a number is
+   * given to another series once the first is forgotten, so a hot tier may keep per number what
+   * it found for `id` (checking `id` before using it) and skip a lookup keyed by the id string in
+   * a map of every series (issue 12: ~3 µs a lookup at 1 M series). Never stored or sent.
+   */
+  readonly hint?: number;
 }
 
 /** The log of one series in one window, as read. `data.length` is the release cursor. */

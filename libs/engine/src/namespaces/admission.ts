@@ -1,4 +1,4 @@
-import { ACTIVE_SERIES_MS, LimitError, smallMs, type CardinalityLimit, type CardinalityStore, type NamespacePolicy, type NamespaceSet, type SeriesRef } from '@s4/core';
+import { ACTIVE_SERIES_MS, LimitError, grown, smallMs, type CardinalityLimit, type CardinalityStore, type NamespacePolicy, type NamespaceSet, type SeriesRef } from '@s4/core';
 import { Slices } from '../concurrency.js';
 import type { SeriesWrite } from '../write/validate.js';
 
@@ -25,8 +25,15 @@ export interface AdmissionOptions {
  * the memo of recently admitted series. Shared: everything in the CardinalityStore.
  */
 export class Admission {
-  /** Series id → when this process last had it admitted, ms after `base`. */
+  /** Series id → when this process last had it admitted, ms after `base` (series without a mark). */
   private readonly known = new Map<string, number>();
+  /**
+   * The same per mark (SeriesWrite.mark) for a scanned series: which id held the mark when it was
+   * admitted (undefined: none, or forgotten) and when, so a scrape's series need no lookup by their
+   * id in a map of every series (issue 12: the largest part of `admit` at 1 M series).
+   */
+  private markIds: (string | undefined)[] = [];
+  private markAt = new Float64Array(1024);
   /**
    * The first admission's time: `known` holds times relative to it, small integers that sit in
    * the map's entry, where an epoch time is a heap number of its own per series (12 days of
@@ -61,10 +68,10 @@ export class Admission {
     const set = this.policies();
     // A reload may move metrics to another namespace: re-register their series there.
     if (this.knownFor !== set) {
-      this.known.clear();
+      this.forget();
       this.knownFor = set;
     }
-    const byNs = new Map<string, { policy: NamespacePolicy; check: SeriesRef[]; samples: number; metrics: Map<string, number> }>();
+    const byNs = new Map<string, { policy: NamespacePolicy; check: Checked[]; samples: number; metrics: Map<string, number> }>();
     // Per metric of the request: its policy, its namespace's group and its samples, looked up
     // once per run of one metric (a scrape's metrics alternate series by series: one lookup each).
     const perMetric = new Map<string, MetricRun>();
@@ -88,8 +95,9 @@ export class Admission {
       const n = s.ts.length;
       run.samples += n;
       run.g.samples += n;
-      const seen = this.known.get(s.id);
-      if (seen === undefined || at - seen >= this.refreshMs) run.g.check.push({ metric, id: s.id });
+      const m = s.mark;
+      const seen = m === undefined ? this.known.get(s.id) : this.markIds[m] === s.id ? this.markAt[m] : undefined;
+      if (seen === undefined || at - seen >= this.refreshMs) run.g.check.push({ metric, id: s.id, mark: m });
     }
     for (const [m, r] of perMetric) r.g.metrics.set(m, r.samples);
     for (const g of byNs.values()) this.takeRate(g.policy, g.samples, now);
@@ -106,13 +114,30 @@ export class Admission {
     for (const g of byNs.values())
       for (let i = 0; i < g.check.length; i++) {
         if ((i & 255) === 255 && slices.due()) await slices.pause();
-        this.known.set(g.check[i]!.id, at);
+        const { id, mark } = g.check[i]!;
+        if (mark === undefined) this.known.set(id, at);
+        else this.noteMark(mark, id, at);
       }
     for (const [ns, g] of byNs) {
       let m = this.pending.get(ns);
       if (!m) this.pending.set(ns, (m = new Map<string, number>()));
       for (const [metric, n] of g.metrics) m.set(metric, (m.get(metric) ?? 0) + n);
     }
+  }
+
+  /** Every admitted series forgotten: each is checked with the store again. */
+  private forget(): void {
+    this.known.clear();
+    this.markIds = [];
+  }
+
+  /** Series `id`, holding mark `m`, admitted at `at`. */
+  private noteMark(m: number, id: string, at: number): void {
+    if (m >= this.markAt.length) this.markAt = grown(this.markAt, Math.max(2 * this.markAt.length, m + 1));
+    // Holes are filled: a sparse array would be a dictionary.
+    while (this.markIds.length < m) this.markIds.push(undefined);
+    this.markIds[m] = id;
+    this.markAt[m] = at;
   }
 
   /**
@@ -143,10 +168,15 @@ export class Admission {
   }
 }
 
+/** A series `admit` asks the store about, with its mark (SeriesWrite.mark) when it has one. */
+interface Checked extends SeriesRef {
+  readonly mark: number | undefined;
+}
+
 /** A metric's share of a request in `admit`. */
 interface MetricRun {
   readonly policy: NamespacePolicy;
-  readonly g: { policy: NamespacePolicy; check: SeriesRef[]; samples: number; metrics: Map<string, number> };
+  readonly g: { policy: NamespacePolicy; check: Checked[]; samples: number; metrics: Map<string, number> };
   samples: number;
 }
 

@@ -191,6 +191,28 @@ describe('the key-text cache across its generations', () => {
   });
 });
 
+describe('marks across generations', () => {
+  it('keeps the mark of a series moved up to the newer generation when the older one is dropped: no new series is given it', () => {
+    const entry = (tags: string) => `{"metric":"marks","tags":{${tags}},"ts":[1],"fields":{"v":[1]}}`;
+    const one = (tags: string) => scan(`{"series":[${entry(tags)}]}`)!.entries[0]!;
+    sizeSeriesCaches(10);
+    try {
+      one('"h":"kept"');
+      // Ten others: the generation turns over, and the kept series is in the older one.
+      for (let i = 0; i < 10; i++) one(`"h":"o${i}"`);
+      const kept = one('"h":"kept"');
+      // Nine more and one: the generation it moved up from is dropped (its other series' marks let go).
+      for (let i = 0; i < 9; i++) one(`"h":"p${i}"`);
+      // New series take the marks let go (the last of them drops the kept series' generation, after
+      // taking its mark): none may take the kept series' mark while it holds it.
+      const fresh = Array.from({ length: 10 }, (_, i) => one(`"h":"q${i}"`));
+      expect(fresh.map((e) => e.mark)).not.toContain(kept.mark);
+    } finally {
+      sizeSeriesCaches(65_536);
+    }
+  });
+});
+
 describe('distinctSeries (a scrape body needs no grouping)', () => {
   const entry = (tags: string, ts: number) => `{"metric":"m","tags":{${tags}},"ts":[${ts}],"fields":{"v":[${ts}]}}`;
   const body = (entries: string[]) => `{"series":[${entries.join(',')}]}`;

@@ -88,6 +88,12 @@ class Marks {
     return m;
   }
 
+  /** One more reference to mark `m`, held already. */
+  ref(m: number): number {
+    this.refs[m]!++;
+    return m;
+  }
+
   /** One reference to mark `m` (of `id`) fewer: let go with its last. */
   drop(m: number, id: string): void {
     if (--this.refs[m]! > 0) return;
@@ -179,8 +185,9 @@ class TextIdentities {
       if (!made) return -1;
       ident = made;
     }
-    // Counted before the older generation is dropped, so a mark moving up is never let go.
-    const mark = marks.take(ident.id);
+    // Counted before the older generation is dropped, so a mark moving up is never let go. A row
+    // moving up holds its series' mark already: one more reference, not a lookup by the id.
+    const mark = o >= 0 ? marks.ref(older.mark[o]!) : marks.take(ident.id);
     if (this.current.size >= this.perGeneration) {
       this.rotations++;
       for (let first of older.map.values()) for (; first >= 0; first = older.next[first]!) marks.drop(older.mark[first]!, older.ids[first]!);

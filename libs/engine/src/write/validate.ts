@@ -23,6 +23,8 @@ export interface SeriesWrite {
   readonly key: SeriesKey;
   readonly ts: number[];
   readonly fields: Record<string, FieldValue[]>;
+  /** The series' mark when the body was scanned (scan.ts): a number only it holds while it is cached (see HotAppend.hint). */
+  readonly mark?: number;
 }
 
 /** The fields of a group that has none yet (never written to: Group replaces it first). */

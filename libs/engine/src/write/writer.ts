@@ -90,7 +90,7 @@ export class Writer {
         enc.recordOf(s.ts[0]!, s.fields, 0, s.key.metric);
         const data = enc.take();
         bytes += data.length;
-        appends.push({ ref, window: windowStart(s.ts[0]!), id: s.id, key: s.key, data });
+        appends.push({ ref, window: windowStart(s.ts[0]!), id: s.id, key: s.key, data, hint: s.mark });
         continue;
       }
       const names = Object.keys(s.fields);
@@ -107,7 +107,7 @@ export class Writer {
         if (!enc.batch(s.ts, names, columns, indexes)) for (const j of indexes) enc.record(s.ts[j]!, keys, columns, j, s.key.metric);
         const data = enc.take();
         bytes += data.length;
-        appends.push({ ref, window, id: s.id, key: s.key, data });
+        appends.push({ ref, window, id: s.id, key: s.key, data, hint: s.mark });
       }
     }
     return { appends, result: { samples, series: series.length, bytes, queued: this.log !== null } };

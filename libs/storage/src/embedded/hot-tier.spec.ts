@@ -294,9 +294,12 @@ describe('embedded hot tier: replay in pieces', () => {
 describe('embedded hot tier: logs kept in the file', () => {
   const key = (i: number): SeriesKey => ({ metric: 'rec', tags: { m: String(i) } });
   const ref = { ns: 'default', shard: 0 };
-  type Step = { kind: 'append'; series: number; window: number; size: number; fill: number; object: number } | { kind: 'release'; series: number; also: number; window: number; part: number };
+  type Step = { kind: 'append'; series: number; window: number; size: number; fill: number; object: number; hint: number | undefined } | { kind: 'release'; series: number; also: number; window: number; part: number };
+  // Hints (HotAppend.hint) from a range smaller than the series: one number names one series, then
+  // another (the write path gives a forgotten series' mark to the next), or none at all.
+  const hint = fc.option(fc.nat(2), { nil: undefined });
   const step: fc.Arbitrary<Step> = fc.oneof(
-    { weight: 4, arbitrary: fc.record({ kind: fc.constant('append' as const), series: fc.nat(4), window: fc.constantFrom(0, 3_600_000), size: fc.oneof(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 256, max: 3_000 })), fill: fc.nat(255), object: fc.nat(2) }) },
+    { weight: 4, arbitrary: fc.record({ kind: fc.constant('append' as const), series: fc.nat(4), window: fc.constantFrom(0, 3_600_000), size: fc.oneof(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 256, max: 3_000 })), fill: fc.nat(255), object: fc.nat(2), hint }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const), series: fc.nat(4), also: fc.nat(4), window: fc.constantFrom(0, 3_600_000), part: fc.oneof(fc.constant(1_000), fc.integer({ min: 0, max: 1_000 })) }) },
   );
   const state = async (t: EmbeddedHotTier) => {
@@ -327,7 +330,7 @@ describe('embedded hot tier: logs kept in the file', () => {
             n++;
             const which = `${s.series}/${s.object}`;
             if (s.object === 2 || !keys.has(which)) keys.set(which, key(s.series));
-            await tier.append([{ ref, window: s.window, id: seriesId(key(s.series)), key: keys.get(which)!, data }]);
+            await tier.append([{ ref, window: s.window, id: seriesId(key(s.series)), key: keys.get(which)!, data, hint: s.hint }]);
             model.set(k, [...(model.get(k) ?? []), ...data]);
           } else {
             // One release call for one or two series, as a flush releases a window's logs together.
@@ -490,7 +493,8 @@ describe('embedded hot tier: series handles', () => {
     const lease = (await tier.acquireLease(ref, 'me', 60_000))!;
     const a: SeriesKey = { metric: 'm', tags: { h: 'a' } };
     const b: SeriesKey = { metric: 'm', tags: { h: 'b' } };
-    const put = (k: SeriesKey, window: number, ...data: number[]) => tier.append([{ ref, window, id: seriesId(k), key: k, data: Uint8Array.from(data) }]);
+    // Both with one hint (HotAppend.hint), as when a's mark went to b: the hint's handle is checked, never trusted.
+    const put = (k: SeriesKey, window: number, ...data: number[]) => tier.append([{ ref, window, id: seriesId(k), key: k, data: Uint8Array.from(data), hint: 7 }]);
     await put(a, 0, 1, 2);
     // In one group commit, applied in this order: a's only log released whole (its handle let go),
     // b made (the free handle is a's), then a appended, its handle taken before any of it applied.

@@ -3,6 +3,7 @@ import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   bulkTurn,
+  grown,
   LeaseLostError,
   UnavailableError,
   type HotAppend,
@@ -98,6 +99,11 @@ export class EmbeddedHotTier implements HotTier {
    * its appends' series part as logged, so a series written every scrape encodes it once.
    */
   private readonly series = new SeriesTable();
+  /**
+   * Appends' hints (HotAppend.hint) → the handle last found for the series that held the hint
+   * then: checked against the append's id before use (0 in a slot never set is a handle like any other).
+   */
+  private byHint = new Int32Array(1024);
   private readonly path: string;
   private file!: FileHandle;
   private fileBytes = 0;
@@ -277,8 +283,35 @@ export class EmbeddedHotTier implements HotTier {
     if (w.size === 0) s.windows.delete(window);
   }
 
-  /** `data` appended to the log of `id` in `window`; `at`: where `data` is in the log file. `key`: the series key, or its JSON as logged. */
-  private applyAppend(s: ShardState, window: number, id: string, key: string | SeriesKey, data: Uint8Array, at: number, h = this.series.handleOf(id)): void {
+  /**
+   * The handle of the series `e` appends to, or NONE: through `e.hint` when the handle noted for it
+   * is still `e.id`'s, else looked up by the id (and noted for the hint).
+   */
+  private handleOfAppend(e: HotAppend): number {
+    const t = this.series;
+    const n = e.hint;
+    if (n !== undefined && n < this.byHint.length) {
+      const h = this.byHint[n]!;
+      if (t.is(h, e.id)) return h;
+    }
+    const h = t.handleOf(e.id);
+    if (h !== NONE) this.noteHint(e, h);
+    return h;
+  }
+
+  /** `h` noted as the handle of `e.hint` (a hint that is not a small whole number is not kept). */
+  private noteHint(e: HotAppend, h: number): void {
+    const n = e.hint;
+    if (n === undefined || !(Number.isInteger(n) && n >= 0 && n < MAX_HINTS)) return;
+    if (n >= this.byHint.length) this.byHint = grown(this.byHint, Math.min(MAX_HINTS, Math.max(2 * this.byHint.length, n + 1)));
+    this.byHint[n] = h;
+  }
+
+  /**
+   * `data` appended to the log of `id` in `window`; `at`: where `data` is in the log file. `key`:
+   * the series key, or its JSON as logged. Returns the series' handle (made for a new series).
+   */
+  private applyAppend(s: ShardState, window: number, id: string, key: string | SeriesKey, data: Uint8Array, at: number, h = this.series.handleOf(id)): number {
     let w = s.windows.get(window);
     if (!w) s.windows.set(window, (w = new LogTable()));
     if (h === NONE) h = this.seriesOf(id, key);
@@ -292,6 +325,7 @@ export class EmbeddedHotTier implements HotTier {
     t.lastHour[h] = hourOf(window);
     t.lastRow[h] = row;
     this.appendRow(w, row, data, at);
+    return h;
   }
 
   /** `data` appended to the log in `row` of `w`; `at`: where `data` is in the log file. */
@@ -352,7 +386,7 @@ export class EmbeddedHotTier implements HotTier {
     const handles = new Int32Array(to - from);
     for (let i = from; i < to; i++) {
       const e = entries[i]!;
-      const h = t.handleOf(e.id);
+      const h = this.handleOfAppend(e);
       handles[i - from] = h;
       let bytes = h === NONE ? null : t.walOf(h);
       if (bytes === null) {
@@ -376,7 +410,7 @@ export class EmbeddedHotTier implements HotTier {
         let s = states.get(e.ref);
         if (!s) states.set(e.ref, (s = this.shard(e.ref)));
         let h = handles[i - from]!;
-        if (!t.is(h, e.id)) h = t.handleOf(e.id);
+        if (!t.is(h, e.id)) h = this.handleOfAppend(e);
         const at = fileAt + dataAt[i - from]!;
         if (h !== NONE && t.lastShard[h] === s.index && t.lastRow[h] !== NONE && t.lastHour[h] === hourOf(e.window)) {
           if (s !== wState || e.window !== wWindow) {
@@ -385,9 +419,11 @@ export class EmbeddedHotTier implements HotTier {
             wWindow = e.window;
           }
           this.appendRow(w!, t.lastRow[h]!, e.data, at);
-        } else {
-          this.applyAppend(s, e.window, e.id, e.key, e.data, at, h);
-          if (h === NONE) t.setWal(t.handleOf(e.id), series[i - from]!);
+        } else if (h !== NONE) this.applyAppend(s, e.window, e.id, e.key, e.data, at, h);
+        else {
+          h = this.applyAppend(s, e.window, e.id, e.key, e.data, at, h);
+          t.setWal(h, series[i - from]!);
+          this.noteHint(e, h);
         }
       }
     });
@@ -858,6 +894,9 @@ export class EmbeddedHotTier implements HotTier {
 
 /** How long a file replaced by a rewrite stays open for reads that took their offsets in it (a query's lazy reads, a flush). */
 const REWRITTEN_READ_MS = 60_000;
+
+/** Hints (HotAppend.hint) at or past this are not kept (looked up by id): a bound on `byHint`, 64 MB. */
+const MAX_HINTS = 1 << 24;
 
 /** Appends per log record and per turn of the event loop (a few milliseconds of encoding or applying). */
 const COMMIT_APPENDS = 4096;
