@@ -1,5 +1,5 @@
 import { WINDOW_MS, isDaySegmentKey, nameMap, type FieldValue, type ObjectStore, type SeriesColumns } from '@s4/core';
-import { assemble, decodeBlock, decodeGroupColumns, groupsOf, readSegmentFooter, type CatalogEntry, type FooterEntry, type SegmentFooter, type SegmentSeriesInput } from '@s4/format';
+import { assemble, decodeBlock, decodeBlockColumns, decodeGroupColumns, groupsOf, numberColumns, readSegmentFooter, ROOTS_ONLY, type CatalogEntry, type FooterEntry, type SegmentFooter, type SegmentSeriesInput } from '@s4/format';
 import { clip, concatWindows, mergeSources } from '../columns/merge.js';
 import { mapLimit } from '../concurrency.js';
 import { spanOf } from '../catalog/catalog-store.js';
@@ -33,6 +33,8 @@ export interface OpenedPart {
   readonly entries: readonly FooterEntry[];
   /** One entry's samples (of a day object, only those of the catalog entry's window). */
   series(e: FooterEntry): SeriesColumns;
+  /** The same samples' numbers only, as rollups aggregate them (numberColumns): nested records are not rebuilt. */
+  numbers(e: FooterEntry): SeriesColumns;
 }
 
 export async function openPart(objects: ObjectStore, entry: CatalogEntry, cache?: Map<string, Promise<SegmentBytes>>): Promise<OpenedPart> {
@@ -49,13 +51,20 @@ export async function openPart(objects: ObjectStore, entry: CatalogEntry, cache?
   const { footer, bytes } = await read;
   const from = entry.window;
   const to = entry.window + WINDOW_MS;
+  const series = (e: FooterEntry): SeriesColumns => {
+    const groups = day ? groupsOf(e, from, to) : [-1];
+    // Of a day object's block with row groups, only those meeting the window are decoded: a day
+    // fold or a rollup opens the day object once per window of its day.
+    const cols = groups[0] === -1 ? decodeBlock(bytes.subarray(e.offset, e.offset + e.length), e) : concatWindows(groups.map((g) => assemble(decodeGroupColumns(bytes, e, g, undefined, 0))));
+    return day ? clip(cols, from, to) : cols;
+  };
   return {
     entries: day ? footer.series.filter((e) => e.count > 0 && e.maxTs >= from && e.minTs < to) : footer.series,
-    series(e) {
-      const groups = day ? groupsOf(e, from, to) : [-1];
-      // Of a day object's block with row groups, only those meeting the window are decoded: a day
-      // fold or a rollup opens the day object once per window of its day.
-      const cols = groups[0] === -1 ? decodeBlock(bytes.subarray(e.offset, e.offset + e.length), e) : concatWindows(groups.map((g) => assemble(decodeGroupColumns(bytes, e, g, undefined, 0))));
+    series,
+    numbers(e) {
+      if (!e.directory) return series(e);
+      const groups = day ? groupsOf(e, from, to) : groupsOf(e);
+      const cols = groups[0] === -1 ? numberColumns(decodeBlockColumns(bytes, e, ROOTS_ONLY, 0)) : concatWindows(groups.map((g) => numberColumns(decodeGroupColumns(bytes, e, g, ROOTS_ONLY, 0))));
       return day ? clip(cols, from, to) : cols;
     },
   };

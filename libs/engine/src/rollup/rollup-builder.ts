@@ -140,7 +140,7 @@ export class RollupBuilder {
     for (const { metric, tags, blocks } of sources.values()) {
       const list: Source[] = [];
       for (const b of blocks) {
-        const data = b.part.series(b.entry);
+        const data = b.part.numbers(b.entry);
         // A day object's series may have no sample in this window once clipped.
         if (data.ts.length > 0) list.push({ data, sortedUnique: true });
       }

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { expectFlipsDetected } from '../testing/corruption.js';
 import type { FieldValue } from '@s4/core';
-import { assemble, columnRanges, columnWriter, decodeBlock, decodeBlockColumns, decodeFooter, decodeSegment, encodeSegment, formatProjectionPath, projectColumns, readTrailer, SEGMENT_TRAILER_BYTES } from '../index.js';
+import { assemble, columnRanges, columnWriter, decodeBlock, decodeBlockColumns, decodeFooter, decodeSegment, encodeSegment, formatProjectionPath, numberColumns, projectColumns, readTrailer, ROOTS_ONLY, SEGMENT_TRAILER_BYTES } from '../index.js';
 import { keyPaths, nestedColumns } from '../testing/arbitraries.js';
 import { ordered } from '../testing/exact-json.js';
 import { gpsRecords, toColumns } from '../testing/gps.js';
@@ -79,6 +79,22 @@ describe('block v2: shredded nested records', () => {
           }
         },
       ),
+      { numRuns: 300 },
+    );
+  });
+
+  it.each<ShredMode>(['always', 'auto', 'never'])('reads the numbers of every field without the members of records (shred %s)', (shred) => {
+    fc.assert(
+      fc.property(nestedColumns(), ({ ts, fields }) => {
+        const { bytes, entry } = segment(ts, fields, shred);
+        const cols = decodeBlockColumns(bytes, entry, ROOTS_ONLY, 0);
+        for (const f of cols.fields.values()) if (f.kind === 'shredded') expect(f.root.children.size).toBe(0);
+        const got = numberColumns(cols);
+        expect(got.ts).toEqual(ts);
+        expect(Object.keys(got.fields).sort()).toEqual(Object.keys(fields).sort());
+        const numbers = (col: readonly FieldValue[]) => col.map((v) => (typeof v === 'number' ? v : null));
+        for (const [name, col] of Object.entries(fields)) expect(numbers(got.fields[name]!)).toEqual(numbers(col));
+      }),
       { numRuns: 300 },
     );
   });

@@ -5,8 +5,8 @@ export { decodeSegment, encodeSegment, readSegmentFooter, readTrailer, SEGMENT_M
 export type { EncodeOptions } from './segment.js';
 export type { FooterWant } from './footer.js';
 export type { FooterEntry, SegmentFooter, SegmentInput, SegmentSeriesInput, SegmentTrailer } from './types.js';
-export { assemble, BLOCK_V2, blockColumnsBytes, CHUNK_BYTES, columnRanges, columnWriter, decodeBlockColumns, decodeGroupColumns, encodeBlockV2, encodeBlockV3, GROUP_ROWS, groupsOf, projectBlockColumns, sliceColumns } from './block-v2.js';
-export type { BlockColumns, BlockOptions, ByteRange, EncodedBlock, FieldColumn, ShredMode } from './block-v2.js';
+export { assemble, BLOCK_V2, blockColumnsBytes, CHUNK_BYTES, columnRanges, columnWriter, decodeBlockColumns, decodeGroupColumns, encodeBlockV2, encodeBlockV3, GROUP_ROWS, groupsOf, numberColumns, projectBlockColumns, ROOTS_ONLY, sliceColumns } from './block-v2.js';
+export type { BlockColumns, BlockOptions, ByteRange, EncodedBlock, FieldColumn, Projection, ShredMode } from './block-v2.js';
 export { ColumnRole } from './types.js';
 export type { BlockDirectory, BlockLayout, LayoutColumn, RowGroups } from './types.js';
 export { ROW_GROUP_SPANS } from './layout.js';

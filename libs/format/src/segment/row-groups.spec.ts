@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { expectFlipsDetected } from '../testing/corruption.js';
 import type { FieldValue } from '@s4/core';
-import { assemble, columnRanges, decodeBlockColumns, decodeFooter, decodeGroupColumns, decodeSegment, encodeSegment, groupsOf, readTrailer, SEGMENT_TRAILER_BYTES, sliceColumns } from '../index.js';
+import { assemble, columnRanges, decodeBlockColumns, decodeFooter, decodeGroupColumns, decodeSegment, encodeSegment, groupsOf, numberColumns, readTrailer, ROOTS_ONLY, SEGMENT_TRAILER_BYTES, sliceColumns } from '../index.js';
 import { nestedColumns } from '../testing/arbitraries.js';
 import { ordered } from '../testing/exact-json.js';
 import { gpsRecords, toColumns } from '../testing/gps.js';
@@ -71,6 +71,19 @@ describe('segment v3: row groups', () => {
           expect(decodeSegment(bytes).footer.version).toBe(3);
           expect(g.slots.length).toBeGreaterThanOrEqual(2);
         } else expect(decodeSegment(bytes).footer.version).toBe(2);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('reads the numbers of every group without the members of records, as rollups do', () => {
+    const numbers = (col: readonly FieldValue[]) => col.map((v) => (typeof v === 'number' ? v : null));
+    fc.assert(
+      fc.property(timedColumns, fc.integer({ min: 1, max: 6 }), ({ ts, fields }, groupRows) => {
+        const { bytes, entry } = segment(ts, fields, groupRows);
+        const parts = groupsOf(entry).map((g) => numberColumns(g < 0 ? decodeBlockColumns(bytes, entry, ROOTS_ONLY, 0) : decodeGroupColumns(bytes, entry, g, ROOTS_ONLY, 0)));
+        expect(parts.flatMap((p) => p.ts)).toEqual(ts);
+        for (const [name, col] of Object.entries(fields)) expect(numbers(parts.flatMap((p) => p.fields[name]!))).toEqual(numbers(col));
       }),
       { numRuns: 300 },
     );
