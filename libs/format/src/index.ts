@@ -11,7 +11,7 @@ export {
   type CatalogEntry,
 } from './catalog/catalog.js';
 export { DAY_LIST_VERSION, decodeDayList, encodeDayList } from './catalog/day-list.js';
-export { RecordEncoder, decodeRecords, type Fields } from './hotlog/records.js';
+export { RecordEncoder, decodeRecords, decodeRecordsToEncode, type Fields } from './hotlog/records.js';
 export { WAL_HEADER_BYTES, WAL_RECORD_TYPES, decodeWal, encodeHotAppends, encodeWalAppends, encodeWalRecord, encodeWalRecordAt, walSeriesBytes, type WalAppend, type WalRecord, type WalRelease } from './wal/wal.js';
 export * from './shred/index.js';
 export { PENDING_DELETES_VERSION, decodePendingDeletes, encodePendingDeletes, type PendingDelete } from './catalog/pending-deletes.js';

@@ -1,5 +1,5 @@
 import { LeaseLostError, PreconditionFailedError, WINDOW_MS, allShards, segmentKey, type Clock, type FieldValue, type HotLog, type HotTier, type Lease, type ObjectStore, type SeriesColumns, type ShardRef } from '@s4/core';
-import { decodeRecords, encodeSegment, type SegmentSeriesInput } from '@s4/format';
+import { decodeRecordsToEncode, encodeSegment, type SegmentSeriesInput } from '@s4/format';
 import { CatalogStore, entryOf, nextPart } from '../catalog/catalog-store.js';
 import { isSortedUnique, mergeSources } from '../columns/merge.js';
 import { mapLimit } from '../concurrency.js';
@@ -232,7 +232,8 @@ class WindowSeries {
 
   decode(series: LazySeries): SeriesColumns {
     if (this.last?.series === series) return this.last.columns;
-    const data = decodeRecords(series.log.data);
+    // Nested values stay packed until the encoder shreds them (decodeRecordsToEncode).
+    const data = decodeRecordsToEncode(series.log.data);
     const columns = mergeSources([{ data, sortedUnique: isSortedUnique(data) }]);
     this.last = { series, columns };
     const n = columns.ts.length;

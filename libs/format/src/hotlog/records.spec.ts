@@ -3,7 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { LimitError, type FieldValue, type SeriesColumns } from '@s4/core';
 import { canon } from '../testing/exact-json.js';
 import { msgpack } from '../msgpack.js';
-import { RecordEncoder, decodeNumberRecords, decodeRecords, decodeRecordsGeneric } from './records.js';
+import { decodeFooter, encodeSegment, readTrailer, SEGMENT_TRAILER_BYTES, type ShredMode } from '../index.js';
+import { nestedColumns } from '../testing/arbitraries.js';
+import { gpsRecords, toColumns } from '../testing/gps.js';
+import { PackedValue, decodeRecordsPacked } from './packed.js';
+import { RecordEncoder, decodeNumberRecords, decodeRecords, decodeRecordsGeneric, decodeRecordsToEncode } from './records.js';
 
 /** One hot-tier append: samples of one series-window as columns, as the writer hands them over. */
 interface Append {
@@ -114,6 +118,53 @@ describe('hot-log records', () => {
     const twice = Buffer.from([0x92, 0x01, 0x82, 0xa1, 0x61, 0x01, 0xa1, 0x61, 0x02]);
     expect(decodeNumberRecords(twice)).toBe(null);
     expect(canon(decodeRecords(twice))).toBe(canon({ ts: [1], fields: { a: [2] } }));
+  });
+
+  it('reads records with nested values packed exactly as the general path reads them, or leaves the log to it', () => {
+    let packed = 0;
+    fc.assert(
+      fc.property(fc.array(append, { maxLength: 6 }), (appends) => {
+        const bytes = encode(new RecordEncoder(1 << 20), appends);
+        const got = decodeRecordsPacked(bytes);
+        if (got === null) return;
+        const fields = Object.fromEntries(Object.entries(got.fields).map(([k, col]) => [k, col.map((v) => (v instanceof PackedValue ? (packed++, v.unpack()) : v))]));
+        const slow = decodeRecordsGeneric(bytes);
+        expect(canon({ ts: got.ts, fields })).toBe(canon(slow));
+        expect(Object.keys(fields)).toEqual(Object.keys(slow.fields));
+      }),
+      { numRuns: 500 },
+    );
+    // Not a test that passes by leaving everything to the general path.
+    expect(packed).toBeGreaterThan(100);
+  });
+
+  it.each<ShredMode>(['auto', 'always', 'never'])('a segment encoded from packed nested values is the one encoded from decoded values, byte for byte (shred %s)', (shred) => {
+    const segmentOf = (ts: readonly number[], bytes: Uint8Array, decode: (b: Uint8Array) => SeriesColumns) => {
+      const cols = decode(bytes);
+      expect(cols.ts).toEqual(ts);
+      return encodeSegment({ ns: 'n', shard: 0, window: 0, series: [{ id: 's', metric: 'm', tags: {}, ts: cols.ts, fields: cols.fields }] }, { shred });
+    };
+    const logOf = (ts: readonly number[], fields: Record<string, readonly FieldValue[]>) => {
+      const enc = new RecordEncoder(1 << 24);
+      for (let i = 0; i < ts.length; i++) enc.recordOf(ts[i]!, fields, i, 'm');
+      return enc.take();
+    };
+    const same = (ts: number[], fields: Record<string, FieldValue[]>) => {
+      const bytes = logOf(ts, fields);
+      const a = segmentOf(ts, bytes, decodeRecordsToEncode);
+      expect(Buffer.from(a).equals(Buffer.from(segmentOf(ts, bytes, decodeRecords)))).toBe(true);
+      return a;
+    };
+    fc.assert(
+      fc.property(nestedColumns(40), ({ ts, fields }) => void same(ts, fields)),
+      { numRuns: 300 },
+    );
+    // An hour of realistic records: shredded in every mode but never.
+    const { ts, records } = gpsRecords(3600);
+    const seg = same(ts, toColumns(records) as Record<string, FieldValue[]>);
+    const { footerOffset, footerLength } = readTrailer(seg.subarray(seg.length - SEGMENT_TRAILER_BYTES));
+    const entry = decodeFooter(seg.subarray(footerOffset, footerOffset + footerLength)).series[0]!;
+    expect(entry.directory!.layout.chunks.flat().some((c) => c.path.includes('.'))).toBe(shred !== 'never');
   });
 
   it('is cut only at value boundaries: any prefix of whole appends decodes on its own', () => {

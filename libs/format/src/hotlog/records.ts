@@ -1,5 +1,6 @@
 import { LimitError, nameMap, own, type FieldValue, type SeriesColumns } from '@s4/core';
 import { msgpack } from '../msgpack.js';
+import { decodeRecordsPacked } from './packed.js';
 
 /**
  * The bytes of a hot-tier log (docs/format/hot-log.md): concatenated MessagePack values in arrival order, each either
@@ -195,6 +196,14 @@ export class RecordEncoder {
 /** A log as columns in arrival order (not sorted, duplicates kept); null where a sample lacks a field. */
 export function decodeRecords(data: Uint8Array): SeriesColumns {
   return decodeNumberRecords(data) ?? decodeRecordsGeneric(data);
+}
+
+/**
+ * decodeRecords for a flush, whose columns go only to encodeSegment: nested values may be
+ * PackedValues (decodeRecordsPacked), which the segment encoder shreds from their bytes.
+ */
+export function decodeRecordsToEncode(data: Uint8Array): SeriesColumns {
+  return decodeNumberRecords(data) ?? decodeRecordsPacked(data) ?? decodeRecordsGeneric(data);
 }
 
 /**

@@ -12,6 +12,7 @@ import { childPath, elementPath, escapeKey, selectAll, selectPaths, type Selecti
 import { MISSING, projectValue } from '../shred/project.js';
 import { Kind, shredField } from '../shred/shred.js';
 import { sliceNode } from '../shred/slice.js';
+import { unpackedColumn } from '../hotlog/packed.js';
 import { decodeBlockV1 } from './block-v1.js';
 import { asCorrupt, checkEntry, checkTimestamps } from './checks.js';
 import { indexLayout, ROW_GROUP_SPANS, type LayoutIndex } from './layout.js';
@@ -186,7 +187,7 @@ function encodeChunks(ts: readonly number[], fields: Readonly<Record<string, rea
 function fieldColumns(name: string, col: readonly FieldValue[], level: number, mode: ShredMode): Column[] {
   const plain = (): Column => {
     const w = scratch.reset();
-    encodeColumnBody(w, col);
+    encodeColumnBody(w, unpackedColumn(col));
     return { role: ColumnRole.Field, path: escapeKey(name), body: w.finish() };
   };
   let nested = false;

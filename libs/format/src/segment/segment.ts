@@ -2,6 +2,7 @@ import type { SeriesData } from '@s4/core';
 import { CorruptDataError } from '@s4/core';
 import { crc32 } from 'node:zlib';
 import { ByteWriter } from '../codec/bytes.js';
+import { unpackedColumns } from '../hotlog/packed.js';
 import { decodeBlock, encodeBlock } from './block.js';
 import { encodeBlockV2, encodeBlockV3, type ShredMode } from './block-v2.js';
 import { decodeFooter, encodeFooter, SEGMENT_HEADER_BYTES, SEGMENT_VERSION, SEGMENT_VERSIONS } from './footer.js';
@@ -58,7 +59,7 @@ export function encodeSegment(input: SegmentInput, options: EncodeOptions = {}):
     const { ts, fields } = s;
     const n = ts.length;
     const v2 = asked === 3 ? encodeBlockV3(ts, fields, blockOptions) : asked === 2 ? encodeBlockV2(ts, fields, blockOptions) : null;
-    const bytes = v2 ? v2.bytes : encodeBlock(ts, fields, options.level);
+    const bytes = v2 ? v2.bytes : encodeBlock(ts, unpackedColumns(fields), options.level);
     if (v2?.directory.layout.groups) grouped = true;
     entries.push({
       id: s.id,

@@ -4,6 +4,7 @@ import { ByteWriter } from '../codec/bytes.js';
 import { encodeFloats } from '../codec/floats.js';
 import { encodeStrings } from '../codec/strings.js';
 import { assertWellFormed } from '../codec/values.js';
+import { containerAt, PackedValue, readNumber, readString, scalarBytes, stringAt } from '../hotlog/packed.js';
 import { childPath, elementPath, escapeKey } from './path.js';
 
 /**
@@ -90,6 +91,10 @@ function visit(node: Node, v: FieldValue, depth: number, counter: { nodes: numbe
         kind = Kind.Null;
         break;
       }
+      if (v instanceof PackedValue) {
+        visitPacked(node, v.bytes, v.start, depth, counter);
+        return;
+      }
       if (depth >= MAX_DEPTH) throw new RangeError(`nested value deeper than ${MAX_DEPTH}`);
       if (Array.isArray(v)) {
         kind = Kind.Arr;
@@ -123,6 +128,72 @@ function visit(node: Node, v: FieldValue, depth: number, counter: { nodes: numbe
   }
   node.kinds.push(kind);
   node.kindSet |= 1 << kind;
+}
+
+/**
+ * `visit` of the value packed at b[p] (a PackedValue's bytes: JSON values only, checked by
+ * packedEnd), read from the bytes without building it; returns where the value ends. Every node
+ * gets what `visit` of the unpacked value would give it, in the same order.
+ */
+function visitPacked(node: Node, b: Uint8Array, p: number, depth: number, counter: { nodes: number }): number {
+  let kind: Kind;
+  const t = b[p]!;
+  const size = scalarBytes(t);
+  if (size > 0) {
+    if (t === 0xc0) kind = Kind.Null;
+    else if (t === 0xc2 || t === 0xc3) {
+      kind = Kind.Bool;
+      node.bools.push(t === 0xc3);
+    } else {
+      kind = Kind.Num;
+      node.nums.push(readNumber(b, p));
+    }
+    p += size;
+  } else {
+    const str = stringAt(b, p);
+    if (str) {
+      const v = readString(b, str.at, str.len);
+      assertWellFormed(v);
+      kind = Kind.Str;
+      node.strs.push(v);
+      p = str.at + str.len;
+    } else {
+      const c = containerAt(b, p)!;
+      if (depth >= MAX_DEPTH) throw new RangeError(`nested value deeper than ${MAX_DEPTH}`);
+      p = c.at;
+      if (!c.map) {
+        kind = Kind.Arr;
+        node.lens.push(c.n);
+        if (c.n > 0) {
+          let elem = node.elem;
+          if (!elem) {
+            if (++counter.nodes > MAX_NODES) throw new TooManyNodes();
+            elem = node.elem = new Node(elementPath(node.path));
+          }
+          for (let j = 0; j < c.n; j++) p = visitPacked(elem, b, p, depth + 1, counter);
+        }
+      } else {
+        kind = Kind.Obj;
+        // The shape is taken after the members are visited: no member visit touches this node's own lists.
+        const keys = new Array<string>(c.n);
+        for (let j = 0; j < c.n; j++) {
+          const key = stringAt(b, p)!;
+          const k = readString(b, key.at, key.len);
+          keys[j] = k;
+          let child = node.children.get(k);
+          if (!child) {
+            if (++counter.nodes > MAX_NODES) throw new TooManyNodes();
+            node.children.set(k, (child = new Node(childPath(node.path, k))));
+          }
+          p = visitPacked(child, b, key.at + key.len, depth + 1, counter);
+        }
+        node.shapeIds.push(shapeOf(node, keys));
+      }
+    }
+  }
+  node.kinds.push(kind);
+  node.kindSet |= 1 << kind;
+  return p;
 }
 
 /** The id of an object's key sequence in its node's shape dictionary (first-seen order). */
