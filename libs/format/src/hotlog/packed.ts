@@ -122,10 +122,17 @@ export function packedEnd(data: Uint8Array, p: number, end: number, depth = 0): 
   return q;
 }
 
-const f32 = new DataView(new ArrayBuffer(4));
-const f64 = new DataView(new ArrayBuffer(8));
+/** Bytes of the number at data[p] (its type byte included): what scalarBytes gives, but 0 for nil and booleans. */
+export function numberBytes(b: number): number {
+  return b === 0xc0 || b === 0xc2 || b === 0xc3 ? 0 : scalarBytes(b);
+}
 
-/** The number at data[p] of a type scalarBytes accepts (not nil or a boolean), as msgpackr reads it. */
+const f64 = new Float64Array(1);
+const f64Bytes = new Uint8Array(f64.buffer);
+const f32 = new DataView(new ArrayBuffer(4));
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/** The number at data[p], of a type numberBytes accepts, as msgpackr reads it. */
 export function readNumber(data: Uint8Array, p: number): number {
   const b = data[p]!;
   if (b < 0x80) return b;
@@ -147,9 +154,10 @@ export function readNumber(data: Uint8Array, p: number): number {
       for (let i = 0; i < 4; i++) f32.setUint8(i, data[p + 1 + i]!);
       return f32.getFloat32(0);
     default:
-      // 0xcb, byte by byte so that NaN payloads and -0 stay exact
-      for (let i = 0; i < 8; i++) f64.setUint8(i, data[p + 1 + i]!);
-      return f64.getFloat64(0);
+      // 0xcb: big-endian float64, copied byte by byte so that NaN payloads and -0 stay exact.
+      if (LITTLE_ENDIAN) for (let i = 0; i < 8; i++) f64Bytes[i] = data[p + 8 - i]!;
+      else for (let i = 0; i < 8; i++) f64Bytes[i] = data[p + 1 + i]!;
+      return f64[0]!;
   }
 }
 
@@ -167,9 +175,8 @@ export function decodeRecordsPacked(data: Uint8Array): SeriesColumns | null {
   let p = 0;
   while (p < end) {
     if (data[p] !== 0x92 || p + 1 >= end) return null;
-    const tb = data[p + 1]!;
-    const tsize = scalarBytes(tb);
-    if (tsize === 0 || tb === 0xc0 || tb === 0xc2 || tb === 0xc3 || p + 1 + tsize > end) return null;
+    const tsize = numberBytes(data[p + 1]!);
+    if (tsize === 0 || p + 1 + tsize > end) return null;
     const t = readNumber(data, p + 1);
     p += 1 + tsize;
     if (p >= end) return null;

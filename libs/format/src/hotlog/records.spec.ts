@@ -167,6 +167,27 @@ describe('hot-log records', () => {
     expect(entry.directory!.layout.chunks.flat().some((c) => c.path.includes('.'))).toBe(shred !== 'never');
   });
 
+  it('writes a nested value byte for byte as msgpackr packs it', () => {
+    const text = fc.oneof(fc.string({ maxLength: 70 }), fc.string({ unit: 'grapheme', maxLength: 70 }), fc.string({ unit: 'binary', maxLength: 300 }), fc.constantFrom('x'.repeat(31), 'é'.repeat(16), 'é'.repeat(128), '\ud800'.repeat(90), 'a'.repeat(70_000)));
+    const num = fc.oneof(number, fc.integer({ min: -70_000, max: 70_000 }), fc.constantFrom(127, 128, 255, 256, 65_535, 65_536, 2 ** 32 - 1, 2 ** 32, -32, -33, -128, -129, -32_768, -32_769));
+    const { tree } = fc.letrec((tie) => ({
+      tree: fc.oneof({ depthSize: 'small', withCrossShrink: true }, num, fc.boolean(), text, fc.constant(null), tie('arr'), tie('obj')),
+      arr: fc.oneof(fc.array(tie('tree'), { maxLength: 5 }), fc.constant(Array.from({ length: 17 }, (_, i) => i))),
+      obj: fc.dictionary(fc.oneof(text, fc.constantFrom('10', '2', 'constructor')), tie('tree'), { maxKeys: 5 }),
+    }));
+    const deep = (d: number): FieldValue => (d === 0 ? 1 : [deep(d - 1)]);
+    // Inside an array: a field's own null is left out, and its own number is written by the record's rules.
+    const check = (inner: FieldValue) => {
+      const v = [inner];
+      const enc = new RecordEncoder(1 << 24);
+      enc.record(1, enc.keysOf(['f']), [[v]], 0, 'm');
+      // [ts float64, {"f": value}]: 1 + 9 + 1 + 2 bytes before the value
+      expect(Buffer.from(enc.take().subarray(13)).equals(Buffer.from(msgpack.pack(v)))).toBe(true);
+    };
+    fc.assert(fc.property(fc.oneof(tree, fc.array(tree, { maxLength: 3 })), (v) => check(v as FieldValue)), { numRuns: 1000 });
+    for (const v of [deep(100), { a: new Array(70_000).fill(0) }, Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, i]))]) check(v);
+  });
+
   it('is cut only at value boundaries: any prefix of whole appends decodes on its own', () => {
     fc.assert(
       fc.property(fc.array(append, { minLength: 1, maxLength: 4 }), (appends) => {
