@@ -195,6 +195,8 @@ export class RecordEncoder {
         }
         break;
       }
+      default:
+        break;
     }
     const packed = msgpack.pack(v);
     this.ensure(packed.length);
