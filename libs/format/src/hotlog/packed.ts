@@ -5,7 +5,7 @@ import { msgpack } from '../msgpack.js';
  * A record's nested field value (an array or a map) left as the MessagePack bytes of its hot log.
  * A flush reads nested values only to shred them into columns, and building each record's object
  * graph (msgpackr) and walking it again (the shredder) was most of the segment thread's CPU on the
- * records workload: shred.ts walks these bytes instead. Made only by decodeRecordsPacked, for the
+ * records workload: shred.ts walks these bytes instead. Made only by decodeRecordBytes, for the
  * flusher; every other reader of a log gets plain values.
  */
 export class PackedValue {
@@ -51,24 +51,32 @@ export function readString(data: Uint8Array, p: number, len: number): string {
   return utf8.decode(data.subarray(p, p + len));
 }
 
-/** Length of a string at data[p] and where its bytes start, or null when data[p] is not a string. */
-export function stringAt(data: Uint8Array, p: number): { len: number; at: number } | null {
-  const b = data[p]!;
-  if ((b & 0xe0) === 0xa0) return { len: b & 0x1f, at: p + 1 };
-  if (b === 0xd9) return { len: data[p + 1]!, at: p + 2 };
-  if (b === 0xda) return { len: (data[p + 1]! << 8) | data[p + 2]!, at: p + 3 };
-  if (b === 0xdb) return { len: ((data[p + 1]! << 24) | (data[p + 2]! << 16) | (data[p + 3]! << 8) | data[p + 4]!) >>> 0, at: p + 5 };
-  return null;
+/** The kinds of MessagePack value that carry a size in their header: sizedKind's answers (0: none of them). */
+export const STR = 1;
+export const ARR = 2;
+export const MAP = 3;
+
+/** Whether the type byte `b` starts a string, an array or a map (STR, ARR, MAP), or 0. */
+export function sizedKind(b: number): number {
+  if ((b & 0xe0) === 0xa0 || (b >= 0xd9 && b <= 0xdb)) return STR;
+  if ((b & 0xf0) === 0x90 || b === 0xdc || b === 0xdd) return ARR;
+  if ((b & 0xf0) === 0x80 || b === 0xde || b === 0xdf) return MAP;
+  return 0;
 }
 
-/** Entries of the array or map at data[p] and where they start; null when data[p] is neither. */
-export function containerAt(data: Uint8Array, p: number): { map: boolean; n: number; at: number } | null {
+/** Bytes of the header of the string, array or map whose type byte is `b`. */
+export function headBytes(b: number): number {
+  if (b < 0xd9) return 1;
+  return b === 0xd9 ? 2 : b === 0xda || b === 0xdc || b === 0xde ? 3 : 5;
+}
+
+/** The byte length of the string, or the entries of the array or map, at data[p] (sizedKind not 0). */
+export function sizeOf(data: Uint8Array, p: number): number {
   const b = data[p]!;
-  if ((b & 0xf0) === 0x90) return { map: false, n: b & 0x0f, at: p + 1 };
-  if ((b & 0xf0) === 0x80) return { map: true, n: b & 0x0f, at: p + 1 };
-  if (b === 0xdc || b === 0xde) return { map: b === 0xde, n: (data[p + 1]! << 8) | data[p + 2]!, at: p + 3 };
-  if (b === 0xdd || b === 0xdf) return { map: b === 0xdf, n: ((data[p + 1]! << 24) | (data[p + 2]! << 16) | (data[p + 3]! << 8) | data[p + 4]!) >>> 0, at: p + 5 };
-  return null;
+  if (b < 0xc0) return b & ((b & 0xe0) === 0xa0 ? 0x1f : 0x0f);
+  if (b === 0xd9) return data[p + 1]!;
+  if (b === 0xda || b === 0xdc || b === 0xde) return (data[p + 1]! << 8) | data[p + 2]!;
+  return ((data[p + 1]! << 24) | (data[p + 2]! << 16) | (data[p + 3]! << 8) | data[p + 4]!) >>> 0;
 }
 
 /** Bytes of the scalar at data[p] that a JSON value packs to (nil, booleans, numbers up to 32 bits, float32/64), or 0 for any other type. */
@@ -101,20 +109,22 @@ const PROTO = [0x5f, 0x5f, 0x70, 0x72, 0x6f, 0x74, 0x6f, 0x5f, 0x5f]; // "__prot
  */
 export function packedEnd(data: Uint8Array, p: number, end: number, depth = 0): number {
   if (p >= end || depth > 1000) return -1;
-  const size = scalarBytes(data[p]!);
+  const t = data[p]!;
+  const size = scalarBytes(t);
   if (size > 0) return p + size <= end ? p + size : -1;
-  const s = stringAt(data, p);
-  if (s) return s.at + s.len <= end ? s.at + s.len : -1;
-  const c = containerAt(data, p);
-  if (!c) return -1;
-  let q = c.at;
-  for (let i = 0; i < c.n; i++) {
-    if (c.map) {
-      if (q >= end) return -1;
-      const k = stringAt(data, q);
-      if (!k || k.at + k.len > end) return -1;
-      if (k.len === PROTO.length && PROTO.every((x, j) => data[k.at + j] === x)) return -1;
-      q = k.at + k.len;
+  const kind = sizedKind(t);
+  if (kind === 0 || p + headBytes(t) > end) return -1;
+  const n = sizeOf(data, p);
+  let q = p + headBytes(t);
+  if (kind === STR) return q + n <= end ? q + n : -1;
+  for (let i = 0; i < n; i++) {
+    if (kind === MAP) {
+      if (q >= end || sizedKind(data[q]!) !== STR || q + headBytes(data[q]!) > end) return -1;
+      const len = sizeOf(data, q);
+      const at = q + headBytes(data[q]!);
+      if (at + len > end) return -1;
+      if (len === PROTO.length && PROTO.every((x, j) => data[at + j] === x)) return -1;
+      q = at + len;
     }
     q = packedEnd(data, q, end, depth + 1);
     if (q < 0) return -1;
@@ -162,17 +172,23 @@ export function readNumber(data: Uint8Array, p: number): number {
 }
 
 /**
- * decodeRecords for a flush: the same columns, but each nested value (an array or a map) as a
- * PackedValue over `data` instead of a decoded value. Returns null at anything else than records
- * `[ts, {field: value}]` of JSON values (a batch, another type, `__proto__`, a name twice in a
- * record), for decodeRecords to read.
+ * A log of records `[ts, {field: value}]` read straight from its bytes: numbers, strings, booleans
+ * and nil decoded, and each nested value (an array or a map) either left as a PackedValue over
+ * `data` (`packNested`, for a flush) or refused. Returns null, having built nothing that is kept,
+ * at anything else (a batch, another type, a nested value not packed, `__proto__`, a name twice
+ * in a record), for msgpackr to read (decodeRecordsGeneric). The general path builds an array and
+ * an object per record and walks them again: most of a flush's decoding at many series of a few
+ * samples each.
  */
-export function decodeRecordsPacked(data: Uint8Array): SeriesColumns | null {
+export function decodeRecordBytes(data: Uint8Array, packNested: boolean): SeriesColumns | null {
   const ts: number[] = [];
   const fields = nameMap<FieldValue[]>();
   const columns: FieldValue[][] = [];
   const end = data.length;
   let p = 0;
+  let lastKey = '';
+  let lastKeyAt = -1;
+  let lastKeyLen = -1;
   while (p < end) {
     if (data[p] !== 0x92 || p + 1 >= end) return null;
     const tsize = numberBytes(data[p + 1]!);
@@ -180,18 +196,27 @@ export function decodeRecordsPacked(data: Uint8Array): SeriesColumns | null {
     const t = readNumber(data, p + 1);
     p += 1 + tsize;
     if (p >= end) return null;
-    const head = containerAt(data, p);
-    if (!head?.map) return null;
-    p = head.at;
+    if (sizedKind(data[p]!) !== MAP || p + headBytes(data[p]!) > end) return null;
+    const count = sizeOf(data, p);
+    p += headBytes(data[p]!);
     const n = ts.length;
     ts.push(t);
-    for (let k = 0; k < head.n; k++) {
-      if (p >= end) return null;
-      const key = stringAt(data, p);
-      if (!key || key.at + key.len > end) return null;
-      const name = readString(data, key.at, key.len);
-      if (name === '__proto__') return null;
-      p = key.at + key.len;
+    for (let k = 0; k < count; k++) {
+      if (p >= end || sizedKind(data[p]!) !== STR || p + headBytes(data[p]!) > end) return null;
+      const len = sizeOf(data, p);
+      const at = p + headBytes(data[p]!);
+      if (at + len > end) return null;
+      // Names repeat record after record: compare the bytes with the last name before building a string.
+      let name: string;
+      if (len === lastKeyLen && sameBytes(data, lastKeyAt, at, len)) name = lastKey;
+      else {
+        name = readString(data, at, len);
+        if (name === '__proto__') return null;
+        lastKey = name;
+        lastKeyLen = len;
+      }
+      lastKeyAt = at;
+      p = at + len;
       if (p >= end) return null;
       const b = data[p]!;
       const size = scalarBytes(b);
@@ -201,12 +226,15 @@ export function decodeRecordsPacked(data: Uint8Array): SeriesColumns | null {
         v = b === 0xc0 ? null : b === 0xc2 ? false : b === 0xc3 ? true : readNumber(data, p);
         p += size;
       } else {
-        const s = stringAt(data, p);
-        if (s) {
-          if (s.at + s.len > end) return null;
-          v = readString(data, s.at, s.len);
-          p = s.at + s.len;
+        const kind = sizedKind(b);
+        if (kind === STR) {
+          const len = sizeOf(data, p);
+          const at = p + headBytes(b);
+          if (at + len > end) return null;
+          v = readString(data, at, len);
+          p = at + len;
         } else {
+          if (!packNested || kind === 0) return null;
           const q = packedEnd(data, p, end);
           if (q < 0) return null;
           v = new PackedValue(data, p, q) as unknown as FieldValue;
@@ -223,4 +251,9 @@ export function decodeRecordsPacked(data: Uint8Array): SeriesColumns | null {
     for (const col of columns) if (col.length === n) col.push(null);
   }
   return { ts, fields };
+}
+
+function sameBytes(b: Uint8Array, x: number, y: number, len: number): boolean {
+  for (let i = 0; i < len; i++) if (b[x + i] !== b[y + i]) return false;
+  return true;
 }

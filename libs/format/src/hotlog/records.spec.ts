@@ -6,8 +6,8 @@ import { msgpack } from '../msgpack.js';
 import { decodeFooter, encodeSegment, readTrailer, SEGMENT_TRAILER_BYTES, type ShredMode } from '../index.js';
 import { nestedColumns } from '../testing/arbitraries.js';
 import { gpsRecords, toColumns } from '../testing/gps.js';
-import { PackedValue, decodeRecordsPacked } from './packed.js';
-import { RecordEncoder, decodeNumberRecords, decodeRecords, decodeRecordsGeneric, decodeRecordsToEncode } from './records.js';
+import { PackedValue, decodeRecordBytes } from './packed.js';
+import { RecordEncoder, decodeRecords, decodeRecordsGeneric, decodeRecordsToEncode } from './records.js';
 
 /** One hot-tier append: samples of one series-window as columns, as the writer hands them over. */
 interface Append {
@@ -87,9 +87,9 @@ describe('hot-log records', () => {
     );
   });
 
-  it('reads number records straight from the bytes exactly as the general path reads them, or leaves the log to it', () => {
+  it('reads records of numbers (and other scalars) straight from the bytes exactly as the general path reads them, or leaves the log to it', () => {
     const same = (bytes: Uint8Array) => {
-      const fast = decodeNumberRecords(bytes);
+      const fast = decodeRecordBytes(bytes, false);
       if (fast === null) return false;
       const slow = decodeRecordsGeneric(bytes);
       expect(canon(fast)).toBe(canon(slow));
@@ -116,7 +116,7 @@ describe('hot-log records', () => {
     expect(same(metric.take())).toBe(true);
     // A name twice in one record (another writer's map): the later value wins, as msgpackr reads it.
     const twice = Buffer.from([0x92, 0x01, 0x82, 0xa1, 0x61, 0x01, 0xa1, 0x61, 0x02]);
-    expect(decodeNumberRecords(twice)).toBe(null);
+    expect(decodeRecordBytes(twice, false)).toBe(null);
     expect(canon(decodeRecords(twice))).toBe(canon({ ts: [1], fields: { a: [2] } }));
   });
 
@@ -125,7 +125,7 @@ describe('hot-log records', () => {
     fc.assert(
       fc.property(fc.array(append, { maxLength: 6 }), (appends) => {
         const bytes = encode(new RecordEncoder(1 << 20), appends);
-        const got = decodeRecordsPacked(bytes);
+        const got = decodeRecordBytes(bytes, true);
         if (got === null) return;
         const fields = Object.fromEntries(Object.entries(got.fields).map(([k, col]) => [k, col.map((v) => (v instanceof PackedValue ? (packed++, v.unpack()) : v))]));
         const slow = decodeRecordsGeneric(bytes);
@@ -136,6 +136,14 @@ describe('hot-log records', () => {
     );
     // Not a test that passes by leaving everything to the general path.
     expect(packed).toBeGreaterThan(100);
+    // Every header size: strings of 8, 16 and 32-bit lengths, arrays and maps of 16-bit and 32-bit counts.
+    const wide: FieldValue = { s: 'x'.repeat(300), u: 'é'.repeat(40_000), a: new Array<FieldValue>(20).fill(1.5), m: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, [i]])), big: new Array<FieldValue>(70_000).fill(true) };
+    const enc = new RecordEncoder(1 << 24);
+    enc.recordOf(5, { w: [wide], top: ['y'.repeat(70_000)] }, 0, 'm');
+    const bytes = enc.take();
+    const got = decodeRecordBytes(bytes, true)!;
+    expect(got.fields.w![0]).toBeInstanceOf(PackedValue);
+    expect(canon({ ts: got.ts, fields: { w: [(got.fields.w![0] as unknown as PackedValue).unpack()], top: got.fields.top } })).toBe(canon(decodeRecordsGeneric(bytes)));
   });
 
   it.each<ShredMode>(['auto', 'always', 'never'])('a segment encoded from packed nested values is the one encoded from decoded values, byte for byte (shred %s)', (shred) => {
@@ -159,6 +167,9 @@ describe('hot-log records', () => {
       fc.property(nestedColumns(40), ({ ts, fields }) => void same(ts, fields)),
       { numRuns: 300 },
     );
+    // Headers of every size: 8 and 16-bit string lengths, 16-bit array and map counts.
+    const wide = (i: number): FieldValue => ({ s: 'x'.repeat(300 + i), u: 'é'.repeat(200), a: new Array<FieldValue>(20).fill(i), m: Object.fromEntries(Array.from({ length: 17 }, (_, k) => [`k${k}`, [k + i]])) });
+    same([1, 2, 3], { w: [wide(0), wide(1), wide(2)] });
     // An hour of realistic records: shredded in every mode but never.
     const { ts, records } = gpsRecords(3600);
     const seg = same(ts, toColumns(records) as Record<string, FieldValue[]>);

@@ -1,6 +1,6 @@
 import { LimitError, nameMap, own, type FieldValue, type SeriesColumns } from '@s4/core';
 import { msgpack } from '../msgpack.js';
-import { decodeRecordsPacked, numberBytes, readNumber } from './packed.js';
+import { decodeRecordBytes } from './packed.js';
 
 /**
  * The bytes of a hot-tier log (docs/format/hot-log.md): concatenated MessagePack values in arrival order, each either
@@ -355,94 +355,18 @@ export class RecordEncoder {
 
 /** A log as columns in arrival order (not sorted, duplicates kept); null where a sample lacks a field. */
 export function decodeRecords(data: Uint8Array): SeriesColumns {
-  return decodeNumberRecords(data) ?? decodeRecordsGeneric(data);
+  return decodeRecordBytes(data, false) ?? decodeRecordsGeneric(data);
 }
 
 /**
  * decodeRecords for a flush, whose columns go only to encodeSegment: nested values may be
- * PackedValues (decodeRecordsPacked), which the segment encoder shreds from their bytes.
+ * PackedValues (decodeRecordBytes), which the segment encoder shreds from their bytes.
  */
 export function decodeRecordsToEncode(data: Uint8Array): SeriesColumns {
-  return decodeNumberRecords(data) ?? decodeRecordsPacked(data) ?? decodeRecordsGeneric(data);
+  return decodeRecordBytes(data, true) ?? decodeRecordsGeneric(data);
 }
 
-/**
- * The common log, records whose fields are all numbers under short ASCII names (a metric's
- * `[ts, {value: x}]`), read straight from the bytes: the general path builds an array and an
- * object per record and walks them again, most of a flush's decoding at many series of a few
- * samples each. Returns null, having built nothing that is kept, at anything else (a batch,
- * another type, a long or non-ASCII or repeated name, `__proto__`), which the general path reads.
- */
-export function decodeNumberRecords(data: Uint8Array): SeriesColumns | null {
-  const ts: number[] = [];
-  const fields = nameMap<FieldValue[]>();
-  const columns: FieldValue[][] = [];
-  const end = data.length;
-  let p = 0;
-  let lastKey = '';
-  let lastKeyAt = -1;
-  let lastKeyLen = 0;
-  while (p < end) {
-    if (data[p] !== 0x92 || p + 2 > end) return null;
-    const t = numberAt(data, p + 1);
-    if (t === undefined) return null;
-    p += 1 + numberBytes(data[p + 1]!);
-    if (p >= end) return null;
-    const head = data[p++]!;
-    if ((head & 0xf0) !== 0x80) return null;
-    const n = ts.length;
-    ts.push(t);
-    for (let k = head & 0x0f; k > 0; k--) {
-      if (p >= end) return null;
-      const kh = data[p]!;
-      if ((kh & 0xe0) !== 0xa0) return null;
-      const len = kh & 0x1f;
-      const ks = p + 1;
-      if (ks + len >= end) return null;
-      // Names repeat record after record: compare the bytes with the last name before building a string.
-      let name: string;
-      if (len === lastKeyLen && lastKeyAt >= 0 && sameBytes(data, lastKeyAt, ks, len)) name = lastKey;
-      else {
-        name = '';
-        for (let i = ks; i < ks + len; i++) {
-          const c = data[i]!;
-          if (c >= 0x80) return null;
-          name += String.fromCharCode(c);
-        }
-        if (name === '__proto__') return null;
-        lastKey = name;
-        lastKeyLen = len;
-      }
-      lastKeyAt = ks;
-      p = ks + len;
-      const v = numberAt(data, p);
-      if (v === undefined) return null;
-      p += numberBytes(data[p]!);
-      if (p > end) return null;
-      let col = own(fields, name);
-      if (!col) {
-        fields[name] = col = new Array<FieldValue>(n).fill(null);
-        columns.push(col);
-      } else if (col.length > n) return null; // a name twice in one record
-      col.push(v);
-    }
-    for (const col of columns) if (col.length === n) col.push(null);
-  }
-  return { ts, fields };
-}
-
-/** The number at data[p], or undefined for another type (numberBytes) or a value cut short. */
-function numberAt(data: Uint8Array, p: number): number | undefined {
-  const size = numberBytes(data[p]!);
-  return size === 0 || p + size > data.length ? undefined : readNumber(data, p);
-}
-
-function sameBytes(b: Uint8Array, x: number, y: number, len: number): boolean {
-  for (let i = 0; i < len; i++) if (b[x + i] !== b[y + i]) return false;
-  return true;
-}
-
-/** decodeRecords by msgpackr, for every log (decodeNumberRecords reads the common ones faster). */
+/** decodeRecords by msgpackr, for every log (decodeRecordBytes reads the common ones faster). */
 export function decodeRecordsGeneric(data: Uint8Array): SeriesColumns {
   const out: SeriesColumns = { ts: [], fields: nameMap() };
   if (data.length === 0) return out;

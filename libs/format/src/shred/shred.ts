@@ -4,7 +4,7 @@ import { ByteWriter } from '../codec/bytes.js';
 import { encodeFloats } from '../codec/floats.js';
 import { encodeStrings } from '../codec/strings.js';
 import { assertWellFormed } from '../codec/values.js';
-import { containerAt, PackedValue, readNumber, readString, scalarBytes, stringAt } from '../hotlog/packed.js';
+import { ARR, headBytes, PackedValue, readNumber, readString, scalarBytes, sizedKind, sizeOf, STR } from '../hotlog/packed.js';
 import { childPath, elementPath, escapeKey } from './path.js';
 
 /**
@@ -150,42 +150,43 @@ function visitPacked(node: Node, b: Uint8Array, p: number, depth: number, counte
     }
     p += size;
   } else {
-    const str = stringAt(b, p);
-    if (str) {
-      const v = readString(b, str.at, str.len);
+    const sized = sizedKind(t);
+    const n = sizeOf(b, p);
+    p += headBytes(t);
+    if (sized === STR) {
+      const v = readString(b, p, n);
       assertWellFormed(v);
       kind = Kind.Str;
       node.strs.push(v);
-      p = str.at + str.len;
+      p += n;
     } else {
-      const c = containerAt(b, p)!;
       if (depth >= MAX_DEPTH) throw new RangeError(`nested value deeper than ${MAX_DEPTH}`);
-      p = c.at;
-      if (!c.map) {
+      if (sized === ARR) {
         kind = Kind.Arr;
-        node.lens.push(c.n);
-        if (c.n > 0) {
+        node.lens.push(n);
+        if (n > 0) {
           let elem = node.elem;
           if (!elem) {
             if (++counter.nodes > MAX_NODES) throw new TooManyNodes();
             elem = node.elem = new Node(elementPath(node.path));
           }
-          for (let j = 0; j < c.n; j++) p = visitPacked(elem, b, p, depth + 1, counter);
+          for (let j = 0; j < n; j++) p = visitPacked(elem, b, p, depth + 1, counter);
         }
       } else {
         kind = Kind.Obj;
         // The shape is taken after the members are visited: no member visit touches this node's own lists.
-        const keys = new Array<string>(c.n);
-        for (let j = 0; j < c.n; j++) {
-          const key = stringAt(b, p)!;
-          const k = readString(b, key.at, key.len);
+        const keys = new Array<string>(n);
+        for (let j = 0; j < n; j++) {
+          const len = sizeOf(b, p);
+          const k = readString(b, p + headBytes(b[p]!), len);
+          p += headBytes(b[p]!) + len;
           keys[j] = k;
           let child = node.children.get(k);
           if (!child) {
             if (++counter.nodes > MAX_NODES) throw new TooManyNodes();
             node.children.set(k, (child = new Node(childPath(node.path, k))));
           }
-          p = visitPacked(child, b, key.at + key.len, depth + 1, counter);
+          p = visitPacked(child, b, p, depth + 1, counter);
         }
         node.shapeIds.push(shapeOf(node, keys));
       }
