@@ -196,15 +196,32 @@ export function decodeRecordBytes(data: Uint8Array, packNested: boolean): Series
     const t = readNumber(data, p + 1);
     p += 1 + tsize;
     if (p >= end) return null;
-    if (sizedKind(data[p]!) !== MAP || p + headBytes(data[p]!) > end) return null;
-    const count = sizeOf(data, p);
-    p += headBytes(data[p]!);
+    // Fixmaps and fixstr names (a metric's records) are read inline: this loop is most of a flush's decoding at many series.
+    const h = data[p]!;
+    let count: number;
+    if ((h & 0xf0) === 0x80) {
+      count = h & 0x0f;
+      p++;
+    } else {
+      if (sizedKind(h) !== MAP || p + headBytes(h) > end) return null;
+      count = sizeOf(data, p);
+      p += headBytes(h);
+    }
     const n = ts.length;
     ts.push(t);
     for (let k = 0; k < count; k++) {
-      if (p >= end || sizedKind(data[p]!) !== STR || p + headBytes(data[p]!) > end) return null;
-      const len = sizeOf(data, p);
-      const at = p + headBytes(data[p]!);
+      if (p >= end) return null;
+      const kh = data[p]!;
+      let len: number;
+      let at: number;
+      if ((kh & 0xe0) === 0xa0) {
+        len = kh & 0x1f;
+        at = p + 1;
+      } else {
+        if (sizedKind(kh) !== STR || p + headBytes(kh) > end) return null;
+        len = sizeOf(data, p);
+        at = p + headBytes(kh);
+      }
       if (at + len > end) return null;
       // Names repeat record after record: compare the bytes with the last name before building a string.
       let name: string;
