@@ -37,8 +37,40 @@ export function unpackedColumns(fields: Readonly<Record<string, readonly FieldVa
 
 const utf8 = new TextDecoder();
 
-/** The string of `len` UTF-8 bytes at data[p], as msgpackr reads it (the bytes are well-formed: they were packed from checked strings). */
+/** Strings of up to this many bytes are looked up in `recent` first. */
+const RECENT_BYTES = 32;
+const RECENT_SLOTS = 4096;
+/** Recently read short strings by a hash of their bytes: the names and repeated values of records (a GPS record's ~40 keys, its firmware string). */
+const recent: ({ bytes: Uint8Array; s: string } | undefined)[] = new Array(RECENT_SLOTS);
+
+/**
+ * The string of `len` UTF-8 bytes at data[p], as msgpackr reads it (the bytes are well-formed: they
+ * were packed from checked strings). A short one is the same string object as the last time these
+ * bytes were read, where it is still in `recent`: a string built afresh for every key of every record
+ * had to be hashed again by each Map lookup of the shredder (most of a flush's CPU on records).
+ */
 export function readString(data: Uint8Array, p: number, len: number): string {
+  if (len > RECENT_BYTES) return utf8.decode(data.subarray(p, p + len));
+  let h = len;
+  for (let i = p; i < p + len; i++) h = Math.imul(h ^ data[i]!, 0x01000193);
+  const slot = (h ^ (h >>> 15)) & (RECENT_SLOTS - 1);
+  const hit = recent[slot];
+  if (hit !== undefined && hit.bytes.length === len) {
+    let same = true;
+    for (let i = 0; i < len; i++) {
+      if (hit.bytes[i] !== data[p + i]) {
+        same = false;
+        break;
+      }
+    }
+    if (same) return hit.s;
+  }
+  const s = decodeShort(data, p, len);
+  recent[slot] = { bytes: data.slice(p, p + len), s };
+  return s;
+}
+
+function decodeShort(data: Uint8Array, p: number, len: number): string {
   if (len < 24) {
     let s = '';
     for (let i = p; i < p + len; i++) {
