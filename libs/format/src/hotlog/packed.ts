@@ -41,7 +41,7 @@ const utf8 = new TextDecoder();
 const RECENT_BYTES = 32;
 const RECENT_SLOTS = 4096;
 /** Recently read short strings by a hash of their bytes: the names and repeated values of records (a GPS record's ~40 keys, its firmware string). */
-const recent: ({ bytes: Uint8Array; s: string } | undefined)[] = new Array(RECENT_SLOTS);
+const recent = new Array<{ bytes: Uint8Array; s: string } | undefined>(RECENT_SLOTS);
 
 /**
  * The string of `len` UTF-8 bytes at data[p], as msgpackr reads it (the bytes are well-formed: they
