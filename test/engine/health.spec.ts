@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { shardOf, seriesId, type HotTier, type ObjectStore, type SeriesKey } from '@s4/core';
-import { CatalogStore, Flusher, HealthReader, RollupBuilder, Writer, parseWrite } from '@s4/engine';
+import { CatalogStore, Flusher, HealthReader, ROLLUP_DEFAULTS, RollupBuilder, Writer, parseWrite } from '@s4/engine';
 import { EmbeddedHotTier, FilesystemObjectStore, RedisHotTier } from '@s4/storage';
 import { freshBucket, redisUrl, tempDir, uniqueNamespace } from '../support/servers.js';
 
@@ -91,6 +91,13 @@ describe.each(STORES)('HealthReader: per-shard state from the hot tier and the c
     expect(s!.compaction).toMatchObject({ windows: 2, parts: 3, maxPartsPerWindow: 2, windowsWithDebt: 1 });
     expect(s!.rollup).toMatchObject({ fresh: 1, stale: 1, oldestStale: H0 + H });
     expect(s!.flush).toMatchObject({ lastAt: e.clock.now(), lastWindow: H0 + H, lastLagMs: e.clock.now() - (H0 + 2 * H) });
+
+    // Once the day is closed the builder folds its hourly rollups into a day object and drops them: still fresh.
+    const day = Math.floor(H0 / 86_400_000) * 86_400_000;
+    e.advance(day + 86_400_000 + ROLLUP_DEFAULTS.dayAfterMs + 60_000 - e.clock.now());
+    await e.rollups.rollupAll(H0 - 86_400_000, H0 + 86_400_000);
+    [s] = (await e.health.shards()).filter((x) => x.shard === shard);
+    expect(s!.rollup).toMatchObject({ fresh: 2, stale: 0, oldestStale: null });
     await e.hot.close();
     await e.objects.close();
   });

@@ -1,4 +1,4 @@
-import { DAY_MS, WINDOW_MS, allShards, currentRollupKey, isDayRollupKey, type Clock, type HotTier, type ShardRef } from '@s4/core';
+import { DAY_MS, WINDOW_MS, allShards, currentDayRollupKey, currentRollupKey, isDayRollupKey, type Clock, type HotTier, type ShardRef } from '@s4/core';
 import type { CatalogEntry } from '@s4/format';
 import type { CatalogStore } from '../catalog/catalog-store.js';
 import { mapLimit } from '../concurrency.js';
@@ -135,13 +135,29 @@ function debt(parts: readonly CatalogEntry[]): ShardHealth['compaction'] {
   return { windows: windows.size, parts: parts.length, bytes: parts.reduce((a, p) => a + p.size, 0), maxPartsPerWindow: max, windowsWithDebt: owed };
 }
 
-/** The same test the rollup builder and the query planner use: a rollup is current when its key hashes exactly the window's parts. */
+/**
+ * The same test the rollup builder and the query planner use: a rollup is current when its key
+ * hashes exactly the window's parts, or, once the builder folded the window's day, when the day
+ * object's key hashes exactly the day's current hourly keys (its hourly objects are then gone).
+ */
 function freshness(ref: ShardRef, parts: readonly CatalogEntry[], rollupKeys: ReadonlySet<string>): Omit<ShardHealth['rollup'], 'lastAt'> {
   let fresh = 0;
   let stale = 0;
   let oldestStale: number | null = null;
+  const hourly = new Map<number, string>();
+  const byDay = new Map<number, string[]>();
   for (const [window, list] of byWindow(parts)) {
-    if (rollupKeys.has(currentRollupKey(ref, window, list.map((p) => p.key)))) fresh++;
+    const key = currentRollupKey(ref, window, list.map((p) => p.key));
+    hourly.set(window, key);
+    const day = Math.floor(window / DAY_MS) * DAY_MS;
+    let keys = byDay.get(day);
+    if (!keys) byDay.set(day, (keys = []));
+    keys.push(key);
+  }
+  const daysFolded = new Set<number>();
+  for (const [day, keys] of byDay) if (rollupKeys.has(currentDayRollupKey(ref, day, keys))) daysFolded.add(day);
+  for (const [window, key] of hourly) {
+    if (rollupKeys.has(key) || daysFolded.has(Math.floor(window / DAY_MS) * DAY_MS)) fresh++;
     else {
       stale++;
       oldestStale = oldestStale === null ? window : Math.min(oldestStale, window);
