@@ -26,6 +26,9 @@ stop() {
   fi
 }
 trap stop EXIT
+# The servers' pid files and data live here; pinned now, because TMPDIR changes below and stop() must
+# find the same dir (with TMPDIR moved, it found no pid file and left the servers running).
+export S4_SERVICES_DIR="${S4_SERVICES_DIR:-${TMPDIR:-/tmp}/s4-services}"
 for s in redis s3 kafka; do
   scripts/services/$s.sh status >/dev/null 2>&1 || started+=("$s")
   out=$(scripts/services/$s.sh start)
