@@ -187,7 +187,8 @@ function encodeChunks(ts: readonly number[], fields: Readonly<Record<string, rea
 function fieldColumns(name: string, col: readonly FieldValue[], level: number, mode: ShredMode): Column[] {
   const plain = (): Column => {
     const w = scratch.reset();
-    encodeColumnBody(w, unpackedColumn(col));
+    // Only a nested column can hold PackedValues (they are objects): a scalar column is written as it is.
+    encodeColumnBody(w, nested ? unpackedColumn(col) : col);
     return { role: ColumnRole.Field, path: escapeKey(name), body: w.finish() };
   };
   let nested = false;
