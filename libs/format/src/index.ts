@@ -12,6 +12,8 @@ export {
 } from './catalog/catalog.js';
 export { DAY_LIST_VERSION, decodeDayList, encodeDayList } from './catalog/day-list.js';
 export { RecordEncoder, decodeRecords, decodeRecordsToEncode, type Fields } from './hotlog/records.js';
+export { DeferredNumbers, JsonValuePacker, readJsonNumber } from './hotlog/json-values.js';
+export { PackedValue } from './hotlog/packed.js';
 export { WAL_HEADER_BYTES, WAL_RECORD_TYPES, decodeWal, encodeHotAppends, encodeWalAppends, encodeWalRecord, encodeWalRecordAt, walSeriesBytes, type WalAppend, type WalRecord, type WalRelease } from './wal/wal.js';
 export * from './shred/index.js';
 export { PENDING_DELETES_VERSION, decodePendingDeletes, encodePendingDeletes, type PendingDelete } from './catalog/pending-deletes.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LimitError, ValidationError } from '@s4/core';
 import { runSteps } from '../concurrency.js';
+import { PackedValue, RecordEncoder } from '@s4/format';
 import { distinctSeries, scanSeriesSteps, sizeSeriesCaches } from './scan.js';
 import { parseWrite, type SeriesWrite, type WriteLimits } from './validate.js';
 
@@ -10,12 +11,23 @@ const scan = (text: string) => runSteps(scanSeriesSteps(Buffer.from(text)));
 
 const outcome = (f: () => SeriesWrite[]) => {
   try {
-    // A scanned entry is its own SeriesWrite (with the scanner's members besides): compared as one.
-    return { ok: f().map(({ id, key, ts, fields }) => ({ id, key, ts, fields })) };
+    // A scanned entry is its own SeriesWrite (with the scanner's members besides): compared as one,
+    // its packed values as the values they hold.
+    return { ok: f().map(({ id, key, ts, fields }) => ({ id, key, ts, fields: unpacked(fields) })) };
   } catch (e) {
     return { error: e instanceof ValidationError ? e.issues : e instanceof LimitError ? (e as Error).message : e };
   }
 };
+
+/** The columns with each PackedValue unpacked, and null values left out (the row path drops them; the encoder skips them). */
+function unpacked(fields: Record<string, unknown[]>): Record<string, unknown[]> {
+  const out: Record<string, unknown[]> = {};
+  for (const [f, col] of Object.entries(fields)) {
+    const values = col.map((v) => (v instanceof PackedValue ? v.unpack() : v));
+    if (values.some((v) => v !== null)) out[f] = values;
+  }
+  return out;
+}
 
 /** What the JSON path answers for a text, and what the scanned path answers when the scanner takes it (null when it does not). */
 function bothWays(text: string): { json: unknown; scanned: unknown } | null {
@@ -46,8 +58,14 @@ describe('scanSeriesSteps (write bodies read from their text)', () => {
       '{ "series":[{"metric":"m","ts":[1],"fields":{"v":[1]}}]}', // whitespace
       '{"series":[{"metric":"m\\u0041","ts":[1],"fields":{"v":[1]}}]}', // an escape
       '{"series":[{"ts":[1],"metric":"m","fields":{"v":[1]}}]}', // another order
-      '{"series":[{"metric":"m","ts":[1],"fields":{"v":["x"]}}]}', // a string value
-      '{"series":[{"metric":"m","ts":[1],"fields":{"v":[null]}}]}',
+      '{"series":[{"metric":"m","ts":[1],"fields":{"v":["x\\"y"]}}]}', // an escape in a value
+      '{"samples":[{"metric":"m","ts":1,"fields":{"v":{"a":1,"a":2}}}]}', // a key twice in a value
+      '{"samples":[{"metric":"m","ts":1,"fields":{"v":{"b":1,"10":2}}}]}', // an integer-like key (JSON.parse lists it first)
+      '{"samples":[{"metric":"m","ts":1,"fields":{"v":{"__proto__":1}}}]}',
+      '{"samples":[{"metric":"m","ts":1,"fields":{"v":[1, 2]}}]}', // whitespace in a value
+      '{"samples":[{"metric":"m","ts":1,"fields":{"v":["ü"]}}]}',
+      '{"samples":[{"metric":"m","ts":1,"fields":{"v":[tru]}}]}',
+      `{"samples":[{"metric":"m","ts":1,"fields":{"v":${'['.repeat(65)}${']'.repeat(65)}}}]}`, // deeper than the packer goes
       '{"series":[{"metric":"m","ts":[1.5],"fields":{"v":[1]}}]}',
       '{"series":[{"metric":"m","ts":[1],"fields":{"v":[1,2]}}]}', // lengths differ
       '{"series":[{"metric":"m","ts":[1],"fields":{"v":[1],"v":[2]}}]}', // a name twice
@@ -150,6 +168,108 @@ describe('scanSeriesSteps (write bodies read from their text)', () => {
     );
     // The property holds something: most generated bodies are the usual shape.
     expect(taken).toBeGreaterThan(2_000);
+  });
+
+  it('packs nested values, strings and booleans to the bytes the JSON path and the record encoder make (random records and their mutations)', async () => {
+    const fc = (await import('fast-check')).default;
+    const deep: WriteLimits = { ...limits, maxNestingDepth: 5 };
+    // Plain ASCII mostly; now and then what the packer refuses (a quote or backslash escaped, a control character, non-ASCII).
+    const text = fc.string({ unit: fc.oneof({ weight: 300, arbitrary: fc.constantFrom(...'abcxyz_-. 09AZ:{}[],') }, fc.constantFrom('"', '\\', 'é', '\u0001', '😀')), maxLength: 6 });
+    const key = fc.oneof({ weight: 300, arbitrary: fc.oneof(fc.constantFrom('lat', 'lon', 'sats', 'prn', 'snr', 'used', 'x', 'constructor', 'toString'), fc.nat(30).map((n) => `k${n}`)) }, fc.constantFrom('10', '0', '01', '4294967295', '-1', '__proto__'), { weight: 10, arbitrary: text });
+    const leaf = fc.oneof(
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.integer(),
+      fc.integer({ min: -40_000, max: 70_000 }),
+      fc.constantFrom(-0, 2 ** 31, -(2 ** 31) - 1, 2 ** 32, 0.1),
+      fc.boolean(),
+      fc.constant(null),
+      text,
+      fc.string({ unit: fc.constantFrom(...'abc '), minLength: 20, maxLength: 300 }),
+    );
+    // JSON text written by hand, so that an object may name a key twice.
+    const { value } = fc.letrec<{ value: string }>((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'small', withCrossShrink: true },
+        leaf.map((v) => JSON.stringify(v)),
+        // Long ones now and then: 16 entries or more take a longer header.
+        fc.oneof({ weight: 6, arbitrary: fc.array(tie('value'), { maxLength: 4 }) }, fc.array(tie('value'), { minLength: 15, maxLength: 17 })).map((a) => `[${a.join(',')}]`),
+        fc
+          .oneof(
+            { weight: 6, arbitrary: fc.uniqueArray(fc.tuple(key, tie('value')), { selector: ([k]) => k, maxLength: 4 }) },
+            fc.uniqueArray(fc.tuple(key, tie('value')), { selector: ([k]) => k, minLength: 15, maxLength: 17 }),
+            fc.array(fc.tuple(key, tie('value')), { maxLength: 4 }),
+          )
+          .map((m) => `{${m.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',')}}`),
+      ),
+    }));
+    const field = fc.constantFrom('rec', 'pos', 'fw', 'ok');
+    const sample = fc.tuple(fc.constantFrom('m', 'n'), fc.integer({ min: 0, max: now }), fc.uniqueArray(fc.tuple(field, value), { selector: ([f]) => f, minLength: 1, maxLength: 3 }));
+    const samples = fc
+      .array(sample, { minLength: 1, maxLength: 4 })
+      .map((list) => `{"samples":[${list.map(([m, ts, fs]) => `{"metric":"${m}","ts":${ts},"fields":{${fs.map(([f, v]) => `"${f}":${v}`).join(',')}}}`).join(',')}]}`);
+    const series = fc
+      .tuple(fc.integer({ min: 1, max: 3 }), fc.uniqueArray(field, { minLength: 1, maxLength: 3 }))
+      .chain(([n, names]) => fc.tuple(fc.constant(n), fc.constant(names), fc.array(fc.array(value, { minLength: n, maxLength: n }), { minLength: names.length, maxLength: names.length })))
+      .map(([n, names, cols]) => `{"series":[{"metric":"m","ts":[${Array.from({ length: n }, (_, i) => i + 1).join(',')}],"fields":{${names.map((f, c) => `"${f}":[${cols[c]!.join(',')}]`).join(',')}}}]}`);
+    const body = fc.oneof(samples, series);
+    const mutated = fc.tuple(body, fc.nat(), fc.constantFrom('', '"', ',', ']', '}', '[', '{', ':', '0', '-', 'e', ' ', '\\', 'n', 't'), fc.boolean()).map(([t, at, c, replace]) => {
+      const i = at % t.length;
+      return t.slice(0, i) + c + t.slice(replace ? i + 1 : i);
+    });
+    /** Each sample's record as the write path encodes it. */
+    const records = (out: SeriesWrite[]) => {
+      const enc = new RecordEncoder(1 << 20);
+      return out.map((s) => {
+        for (let i = 0; i < s.ts.length; i++) enc.recordOf(s.ts[i]!, s.fields, i, s.key.metric);
+        return Buffer.from(enc.take()).toString('hex');
+      });
+    };
+    let taken = 0;
+    let nested = 0;
+    fc.assert(
+      fc.property(fc.oneof({ weight: 3, arbitrary: body }, mutated), (t) => {
+        const scanned = scan(t);
+        if (!scanned) return;
+        taken++;
+        if (scanned.entries.some((e) => Object.values(e.fields).some((col) => col.some((v) => v instanceof PackedValue)))) nested++;
+        const json = JSON.parse(t) as unknown;
+        const a = outcome(() => parseWrite({ kind: 'json', body: json }, deep, now));
+        const b = outcome(() => parseWrite({ kind: 'scanned', scanned }, deep, now));
+        expect(b).toEqual(a);
+        if ('ok' in a) expect(records(parseWrite({ kind: 'scanned', scanned: scan(t)! }, deep, now))).toEqual(records(parseWrite({ kind: 'json', body: JSON.parse(t) }, deep, now)));
+        expect(Buffer.from(t).every((c) => c >= 0x20 && c < 0x7f && c !== 0x5c)).toBe(true);
+      }),
+      { numRuns: 5_000 },
+    );
+    expect(taken).toBeGreaterThan(1_000);
+    expect(nested).toBeGreaterThan(500);
+  });
+
+  it('packs a value of 70,000 elements and a record of many members with the long headers', () => {
+    const big = `[${Array(70_000).fill('7').join(',')}]`;
+    const wide = `{${Array.from({ length: 300 }, (_, i) => `"k${i}":${i}`).join(',')}}`;
+    for (const v of [big, wide, '[]', '{}', '""', `"${'x'.repeat(70_000)}"`]) {
+      const t = `{"samples":[{"metric":"m","ts":1,"fields":{"v":${v}}}]}`;
+      const scanned = scan(t)!;
+      expect(scanned, v.slice(0, 20)).not.toBeNull();
+      const enc = new RecordEncoder(1 << 20);
+      const [a] = parseWrite({ kind: 'scanned', scanned }, limits, now);
+      enc.recordOf(1, a!.fields, 0, 'm');
+      const x = Buffer.from(enc.take());
+      const [b] = parseWrite({ kind: 'json', body: JSON.parse(t) }, limits, now);
+      enc.recordOf(1, b!.fields, 0, 'm');
+      expect(x.equals(Buffer.from(enc.take()))).toBe(true);
+    }
+  });
+
+  it('sends a body nested deeper than S4_MAX_NESTING_DEPTH the JSON way, with its wording', () => {
+    const t = `{"samples":[{"metric":"m","ts":1,"fields":{"v":{"a":[[[[1]]]]}}}]}`;
+    expect(scan(t)!.entries[0]!.depth).toBe(5);
+    const json = outcome(() => parseWrite({ kind: 'json', body: JSON.parse(t) }, limits, now));
+    expect(json).toHaveProperty('error');
+    expect(outcome(() => parseWrite({ kind: 'scanned', scanned: scan(t)! }, limits, now))).toEqual(json);
+    const ok = `{"samples":[{"metric":"m","ts":1,"fields":{"v":{"a":[[[1]]]}}}]}`;
+    expect(outcome(() => parseWrite({ kind: 'scanned', scanned: scan(ok)! }, limits, now))).toHaveProperty('ok');
   });
 
   it('recognises a series by its text again, and tag order makes no other series', () => {

@@ -1,16 +1,19 @@
 import { grown, internName, newIdentity, type FieldValue, type SeriesIdentity, type SeriesKey, type Tags } from '@s4/core';
+import { DeferredNumbers, JsonValuePacker, readJsonNumber } from '@s4/format';
 import { isName, sizeIdentities, type SeriesWrite } from './validate.js';
 
 /**
  * A `{"series":[…]}` or `{"samples":[…]}` write body read straight from its bytes, for the scrape
- * and single-sample shapes: compact JSON, every entry `{"metric":…,"tags":{…},"ts":[…],"fields":{"name":[…],…}}`
+ * single-sample and record shapes: compact JSON, every entry `{"metric":…,"tags":{…},"ts":[…],"fields":{"name":[…],…}}`
  * (or a sample `{"metric":…,"tags":{…},"ts":…,"fields":{"name":…,…}}`) in that order, ASCII
- * without escapes, integer timestamps and number columns. Its series are recognised by the
- * text of their `"metric":…,"tags":{…}` (a bounded cache from that text to the series' identity),
- * so a repeated scrape builds no tag objects and hashes nothing; numbers are read from their
- * characters. What it cannot read this way (any other shape, a name the validator refuses, a
- * number beyond the fast grammar's exact cases) makes it return null, and the body takes the
- * JSON.parse path with its own errors. What it reads is what JSON.parse + plainColumns read (the
+ * without escapes, integer timestamps. Its series are recognised by the text of their
+ * `"metric":…,"tags":{…}` (a bounded cache from that text to the series' identity), so a repeated
+ * scrape builds no tag objects and hashes nothing; numbers are read from their characters, and any
+ * other value (a nested record, a string, a boolean) is packed from its characters into the
+ * MessagePack the hot log holds (format hotlog/json-values.ts), a PackedValue the record encoder
+ * copies: no object of it is made. What it cannot read this way (any other shape, a name the
+ * validator refuses, a value outside the packer's subset) makes it return null, and the body takes
+ * the JSON.parse path with its own errors. What it reads is what JSON.parse + plainColumns read (the
  * property test in scan.spec.ts holds them together); the limits are checked in parseWrite.
  */
 export class ScannedWrite {
@@ -51,6 +54,8 @@ export interface ScannedEntry extends SeriesWrite, SeriesIdentity {
   readonly fields: Record<string, FieldValue[]>;
   /** How many fields. */
   readonly names: number;
+  /** Levels of arrays and objects in its deepest value (0: none), for S4_MAX_NESTING_DEPTH. */
+  readonly depth: number;
 }
 
 /**
@@ -121,8 +126,9 @@ export function distinctSeries({ entries, marksAgree }: ScannedWrite): boolean {
   return true;
 }
 
-/** At most this many entries of a `samples` body are scanned (see the check where entries are added). */
+/** At most this many entries of a `samples` body are scanned, unless they are this long on average (see the check where entries are added). */
 const MAX_SAMPLES = 64;
+const LARGE_ENTRY_BYTES = 512;
 
 /** Entries scanned between two looks at the clock. */
 const STEP = 256;
@@ -323,18 +329,20 @@ export function sizeSeriesCaches(perGeneration: number): void {
 const Columns = function () {} as unknown as new () => Record<string, FieldValue[]>;
 Columns.prototype = Object.freeze(Object.create(null) as object);
 
-/** The field name the scanner read last (a string already checked by isName), and its bytes. */
-let lastName = 'value';
-let lastNameBytes = ascii(lastName);
-
-/** 10^k for k ≤ 22: exact doubles, so an integer of at most 15 digits divided by one is the correctly rounded decimal. */
-const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
+/**
+ * The field names the scanner read last, by their place in an entry (strings already checked by
+ * isName), and their bytes: a record's fields come in the same order entry after entry.
+ */
+const lastNames: string[] = ['value'];
+const lastNamesBytes: Uint8Array[] = [ascii('value')];
+/** Places remembered (a wider entry's later names are read each time). */
+const NAME_PLACES = 64;
 
 /**
  * Scans a body's bytes as steps (a yield every STEP entries, for a sliced caller); null when it is
  * not the shape above. Never throws. A body it takes is ASCII without a backslash (so no `\u`
- * escape) and names nothing `__proto__` (isName refuses it as a metric, tag key or field name):
- * the caller needs neither its text nor the checks a JSON.parse of it needs.
+ * escape) and names nothing `__proto__` (isName refuses it as a metric, tag key or field name, the
+ * packer as a key): the caller needs neither its text nor the checks a JSON.parse of it needs.
  */
 export function* scanSeriesSteps(bytes: Uint8Array): Generator<void, ScannedWrite | null> {
   const rotations = identities.rotations;
@@ -362,6 +370,41 @@ export function* scanSeriesSteps(bytes: Uint8Array): Generator<void, ScannedWrit
       if (c < 0x20 || c >= 0x7f || c === 0x5c) return -1;
     }
     return -1;
+  };
+  /** Numbers whose text JSON.parse reads, at the end, in one call (see readJsonNumber). */
+  const numbers = new DeferredNumbers();
+  /** The columns and places of the field values among them, and their index in `numbers`. */
+  const laterCol: FieldValue[][] = [];
+  const laterAt: number[] = [];
+  const laterIndex: number[] = [];
+  /** Nested values, strings and booleans, packed as the hot log holds them (made at the first). */
+  let packer: JsonValuePacker | null = null;
+  /** readValue's value, and its index in `numbers` when it is read there (else -1). */
+  let value: FieldValue = null;
+  let later = -1;
+  /** A field's value at `at` into `value` (a number, null, or a PackedValue); the index after it, or -1. */
+  const readValue = (at: number): number => {
+    const c = bytes[at];
+    later = -1;
+    if (c === 0x2d || (c! >= 0x30 && c! <= 0x39)) {
+      const v = readJsonNumber(bytes, at);
+      if (v === null) return -1;
+      value = v.value;
+      if (!v.exact) later = numbers.add(bytes, v.start, v.end);
+      return v.end;
+    }
+    if (c === 0x6e) {
+      // A sample's null is an absent field, which the row path leaves out of the series' columns
+      // (a column here would order the series' record fields otherwise): the JSON path takes it.
+      if (samples || bytes[at + 1] !== 0x75 || bytes[at + 2] !== 0x6c || bytes[at + 3] !== 0x6c) return -1;
+      value = null;
+      return at + 4;
+    }
+    packer ??= new JsonValuePacker(n, numbers);
+    const end = packer.pack(bytes, at);
+    if (end < 0) return -1;
+    value = packer.taken as unknown as FieldValue;
+    return end;
   };
   for (;;) {
     if ((entries.length & (STEP - 1)) === STEP - 1) yield;
@@ -426,27 +469,42 @@ export function* scanSeriesSteps(bytes: Uint8Array): Generator<void, ScannedWrit
       if (bytes[i] !== 0x22) return null;
       const end = stringEnd(i + 1);
       if (end < 0 || bytes[end + 1] !== 0x3a) return null;
-      // The previous entry's name again (the usual case) is that string, already checked.
-      let name = lastName;
-      if (end - i - 1 !== lastNameBytes.length || !at(bytes, i + 1, lastNameBytes)) {
+      // The previous entry's name at this place again (the usual case) is that string, already checked.
+      let name = lastNames[names];
+      const known = lastNamesBytes[names];
+      if (name === undefined || end - i - 1 !== known!.length || !at(bytes, i + 1, known!)) {
         name = latin1(bytes, i + 1, end);
         if (!isName(name)) return null;
-        lastName = name;
-        lastNameBytes = bytes.slice(i + 1, end);
+        if (names < NAME_PLACES) {
+          lastNames[names] = name;
+          lastNamesBytes[names] = bytes.slice(i + 1, end);
+        }
       }
       // A name twice (JSON.parse keeps the last): the general path.
       if (fields[name] !== undefined) return null;
       i = end + 2;
-      let v = readNumber(bytes, samples ? i : i + 1);
-      if (v === null || (!samples && bytes[i] !== 0x5b)) return null;
-      const col = [v.value];
-      i = v.end;
+      if (!samples) {
+        if (bytes[i] !== 0x5b) return null;
+        i++;
+      }
+      i = readValue(i);
+      if (i < 0) return null;
+      const col = [value];
+      if (later >= 0) {
+        laterCol.push(col);
+        laterAt.push(0);
+        laterIndex.push(later);
+      }
       if (!samples) {
         while (bytes[i] === 0x2c) {
-          v = readNumber(bytes, i + 1);
-          if (v === null) return null;
-          col.push(v.value);
-          i = v.end;
+          i = readValue(i + 1);
+          if (i < 0) return null;
+          if (later >= 0) {
+            laterCol.push(col);
+            laterAt.push(col.length);
+            laterIndex.push(later);
+          }
+          col.push(value);
         }
         if (bytes[i] !== 0x5d || col.length !== ts.length) return null;
         i++;
@@ -460,11 +518,15 @@ export function* scanSeriesSteps(bytes: Uint8Array): Generator<void, ScannedWrit
     }
     // The entry's closing brace, then `,` and the next entry or `]}` and the end of the body.
     if (bytes[i] !== 0x7d) return null;
-    entries.push({ id, key, ts, fields, tagCount, longestTagValue, mark, names });
-    // A batch of rows is quicker through JSON.parse and the row path (an entry here is a map and two
-    // arrays per sample: 1.8 against 1.27 us a sample for 100,000 rows of 200 series): scanned are
-    // the few samples of single-sample writers.
-    if (samples && entries.length > MAX_SAMPLES) return null;
+    // (Made in readValue: flow analysis does not see that.)
+    const made = packer as JsonValuePacker | null;
+    entries.push({ id, key, ts, fields, tagCount, longestTagValue, mark, names, depth: made?.depth ?? 0 });
+    if (made) made.depth = 0;
+    // A batch of small rows is quicker through JSON.parse and the row path (an entry here is a map
+    // and two arrays per sample: 1.8 against 1.27 us a sample for 100,000 rows of 200 series):
+    // scanned are the few samples of single-sample writers, and records (an entry's map and arrays
+    // are little beside JSON.parse's objects for a ~1.6 KB record and the encoder's walk over them).
+    if (samples && entries.length > MAX_SAMPLES && i < entries.length * LARGE_ENTRY_BYTES) return null;
     const c = bytes[i + 1];
     if (c === 0x2c) {
       i += 2;
@@ -472,6 +534,11 @@ export function* scanSeriesSteps(bytes: Uint8Array): Generator<void, ScannedWrit
     }
     if (c === 0x5d && bytes[i + 2] === 0x7d && i + 3 === n) break;
     return null;
+  }
+  if (numbers.count > 0) {
+    const values = numbers.values();
+    for (let k = 0; k < laterCol.length; k++) laterCol[k]![laterAt[k]!] = values[laterIndex[k]!]!;
+    if (packer && !(packer as JsonValuePacker).finish(values)) return null;
   }
   return new ScannedWrite(bytes, entries, samples, identities.rotations === rotations);
 }
@@ -491,51 +558,4 @@ function readTimestamp(bytes: Uint8Array, i: number): number {
   if (digits === 0 || digits > 15 || (digits > 1 && bytes[start] === 0x30)) return -1;
   result.end = i;
   return v;
-}
-
-/**
- * A JSON number at `i`: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, exactly as JSON.parse
- * reads it (an integer of ≤ 15 significant digits over 10^k, k ≤ 22, is exact and correctly
- * rounded; anything longer or with an exponent is read by Number(), which agrees with JSON.parse
- * on every text of that grammar). Null when the text there is not such a number.
- */
-function readNumber(bytes: Uint8Array, i: number): { value: number; end: number } | null {
-  const start = i;
-  // Past the end reads undefined, which no comparison below takes.
-  let c = bytes[i]!;
-  const neg = c === 0x2d;
-  if (neg) c = bytes[++i]!;
-  if (!(c >= 0x30 && c <= 0x39)) return null;
-  let m = 0;
-  let digits = 0;
-  const intStart = i;
-  while (c >= 0x30 && c <= 0x39) {
-    m = m * 10 + (c - 0x30);
-    digits++;
-    c = bytes[++i]!;
-  }
-  if (digits > 1 && bytes[intStart]! === 0x30) return null;
-  let scale = 0;
-  if (c === 0x2e) {
-    c = bytes[++i]!;
-    if (!(c >= 0x30 && c <= 0x39)) return null;
-    while (c >= 0x30 && c <= 0x39) {
-      m = m * 10 + (c - 0x30);
-      digits++;
-      scale++;
-      c = bytes[++i]!;
-    }
-  }
-  let exact = digits <= 15 && scale <= 22;
-  if (c === 0x65 || c === 0x45) {
-    exact = false;
-    c = bytes[++i]!;
-    if (c === 0x2b || c === 0x2d) c = bytes[++i]!;
-    if (!(c >= 0x30 && c <= 0x39)) return null;
-    while (c >= 0x30 && c <= 0x39) c = bytes[++i]!;
-  }
-  const magnitude = exact ? m / POW10[scale]! : Number(latin1(bytes, neg ? start + 1 : start, i));
-  result.value = neg ? -magnitude : magnitude;
-  result.end = i;
-  return result;
 }

@@ -298,7 +298,7 @@ function* parseSteps(input: WriteBody, limits: WriteLimits, now: number, fast = 
     let usual = fast;
     for (let i = 0; i < entries.length && usual; i++) {
       const e = entries[i]!;
-      if (e.names > limits.maxFieldsPerSample) usual = false;
+      if (e.names > limits.maxFieldsPerSample || e.depth > limits.maxNestingDepth) usual = false;
       for (let j = 0; j < e.ts.length && usual; j++) if (e.ts[j]! > latest) usual = false;
     }
     if (!usual) return yield* parseSteps({ kind: 'json', body: JSON.parse(input.scanned.text()) as unknown }, limits, now, fast);

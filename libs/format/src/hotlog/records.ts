@@ -1,6 +1,6 @@
 import { LimitError, nameMap, own, type FieldValue, type SeriesColumns } from '@s4/core';
 import { msgpack } from '../msgpack.js';
-import { decodeRecordBytes } from './packed.js';
+import { decodeRecordBytes, PackedValue } from './packed.js';
 
 /**
  * The bytes of a hot-tier log (docs/format/hot-log.md): concatenated MessagePack values in arrival order, each either
@@ -145,6 +145,12 @@ export class RecordEncoder {
         p += 8;
       }
       this.pos = p;
+    } else if (v instanceof PackedValue) {
+      // A value a write body's scan packed already (engine write/scan.ts): its bytes are the value's.
+      this.pos = p;
+      this.ensure(v.end - v.start);
+      this.buf.set(v.bytes.subarray(v.start, v.end), this.pos);
+      this.pos += v.end - v.start;
     } else {
       this.pos = p;
       this.value(v, 0);
@@ -204,59 +210,16 @@ export class RecordEncoder {
     this.pos += packed.length;
   }
 
-  /** An array's (`fix` 0x90, `x16` 0xdc) or a map's (0x80, 0xde) header; the 32-bit form follows the 16-bit one. */
+  /** An array's (`fix` 0x90, `x16` 0xdc) or a map's (0x80, 0xde) header. */
   private length(n: number, fix: number, x16: number): void {
     this.ensure(5);
-    const b = this.buf;
-    if (n < 0x10) b[this.pos++] = fix | n;
-    else if (n < 0x10000) {
-      b[this.pos++] = x16;
-      b[this.pos++] = n >> 8;
-      b[this.pos++] = n & 0xff;
-    } else {
-      b[this.pos++] = x16 + 1;
-      this.view.setUint32(this.pos, n);
-      this.pos += 4;
-    }
+    this.pos = packLength(this.buf, this.view, this.pos, n, fix, x16);
   }
 
-  /** A nested number as msgpackr writes it (useRecords false): the smallest integer form up to 32 bits, else float64. */
+  /** A nested number as msgpackr writes it (packNumber). */
   private number(v: number): void {
     this.ensure(9);
-    const b = this.buf;
-    if (v >>> 0 === v) {
-      if (v < 0x80) b[this.pos++] = v;
-      else if (v < 0x100) {
-        b[this.pos++] = 0xcc;
-        b[this.pos++] = v;
-      } else if (v < 0x10000) {
-        b[this.pos++] = 0xcd;
-        b[this.pos++] = v >> 8;
-        b[this.pos++] = v & 0xff;
-      } else {
-        b[this.pos++] = 0xce;
-        this.view.setUint32(this.pos, v);
-        this.pos += 4;
-      }
-    } else if (v >> 0 === v) {
-      if (v >= -0x20) b[this.pos++] = 0x100 + v;
-      else if (v >= -0x80) {
-        b[this.pos++] = 0xd0;
-        b[this.pos++] = v + 0x100;
-      } else if (v >= -0x8000) {
-        b[this.pos++] = 0xd1;
-        this.view.setInt16(this.pos, v);
-        this.pos += 2;
-      } else {
-        b[this.pos++] = 0xd2;
-        this.view.setInt32(this.pos, v);
-        this.pos += 4;
-      }
-    } else {
-      b[this.pos++] = 0xcb;
-      this.view.setFloat64(this.pos, v);
-      this.pos += 8;
-    }
+    this.pos = packNumber(this.buf, this.view, this.pos, v);
   }
 
   /**
@@ -293,20 +256,9 @@ export class RecordEncoder {
       }
       length = at - start;
     } else length = utf8.encodeInto(s, b.subarray(start)).written;
-    const header = length < 0x20 ? 1 : length < 0x100 ? 2 : length < 0x10000 ? 3 : 5;
+    const header = strHeaderBytes(length);
     if (header > guess) b.copyWithin(this.pos + header, start, start + length);
-    if (header === 1) b[this.pos] = 0xa0 | length;
-    else if (header === 2) {
-      b[this.pos] = 0xd9;
-      b[this.pos + 1] = length;
-    } else if (header === 3) {
-      b[this.pos] = 0xda;
-      b[this.pos + 1] = length >> 8;
-      b[this.pos + 2] = length & 0xff;
-    } else {
-      b[this.pos] = 0xdb;
-      this.view.setUint32(this.pos + 1, length);
-    }
+    packStrHeader(b, this.view, this.pos, length);
     this.pos += header + length;
   }
 
@@ -350,6 +302,84 @@ export class RecordEncoder {
     const out = this.buf.subarray(this.mark, this.pos);
     this.mark = this.pos;
     return out;
+  }
+}
+
+/**
+ * A number as msgpackr writes it (useRecords false): the smallest integer form up to 32 bits, else
+ * float64 (-0 as 0, as msgpackr does). At b[p]; returns the end. Nested values use it; a field's own
+ * number is written as int32 or float64 by `field`.
+ */
+export function packNumber(b: Uint8Array, view: DataView, p: number, v: number): number {
+  if (v >>> 0 === v) {
+    if (v < 0x80) b[p++] = v;
+    else if (v < 0x100) {
+      b[p++] = 0xcc;
+      b[p++] = v;
+    } else if (v < 0x10000) {
+      b[p++] = 0xcd;
+      b[p++] = v >> 8;
+      b[p++] = v & 0xff;
+    } else {
+      b[p++] = 0xce;
+      view.setUint32(p, v);
+      p += 4;
+    }
+  } else if (v >> 0 === v) {
+    if (v >= -0x20) b[p++] = 0x100 + v;
+    else if (v >= -0x80) {
+      b[p++] = 0xd0;
+      b[p++] = v + 0x100;
+    } else if (v >= -0x8000) {
+      b[p++] = 0xd1;
+      view.setInt16(p, v);
+      p += 2;
+    } else {
+      b[p++] = 0xd2;
+      view.setInt32(p, v);
+      p += 4;
+    }
+  } else {
+    b[p++] = 0xcb;
+    view.setFloat64(p, v);
+    p += 8;
+  }
+  return p;
+}
+
+/** An array's (`fix` 0x90, `x16` 0xdc) or a map's (0x80, 0xde) header of `n` entries at b[p], the 32-bit form after the 16-bit one; returns the end. */
+export function packLength(b: Uint8Array, view: DataView, p: number, n: number, fix: number, x16: number): number {
+  if (n < 0x10) b[p++] = fix | n;
+  else if (n < 0x10000) {
+    b[p++] = x16;
+    b[p++] = n >> 8;
+    b[p++] = n & 0xff;
+  } else {
+    b[p++] = x16 + 1;
+    view.setUint32(p, n);
+    p += 4;
+  }
+  return p;
+}
+
+/** Bytes of the header msgpackr gives a string of `length` UTF-8 bytes. */
+export function strHeaderBytes(length: number): number {
+  return length < 0x20 ? 1 : length < 0x100 ? 2 : length < 0x10000 ? 3 : 5;
+}
+
+/** That header at b[p] (strHeaderBytes(length) bytes). */
+export function packStrHeader(b: Uint8Array, view: DataView, p: number, length: number): void {
+  if (length < 0x20) b[p] = 0xa0 | length;
+  else if (length < 0x100) {
+    b[p] = 0xd9;
+    b[p + 1] = length;
+  } else if (length < 0x10000) {
+    b[p] = 0xda;
+    b[p + 1] = length >> 8;
+    b[p + 2] = length & 0xff;
+  } else {
+    b[p] = 0xdb;
+    view.setUint32(p + 1, length);
   }
 }
 

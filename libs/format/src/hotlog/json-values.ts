@@ -1,0 +1,395 @@
+import { PackedValue } from './packed.js';
+import { packLength, packNumber, packStrHeader, strHeaderBytes } from './records.js';
+
+/**
+ * JSON values read from a write body's bytes straight into the MessagePack a hot log holds: the
+ * bytes RecordEncoder writes for what JSON.parse makes of the same text, without making it. On the
+ * records workload (~1.6 KB nested records) JSON.parse, the validator's walk over the objects and
+ * the encoder's walk again were most of the HTTP thread's ~50 µs a record (docs/benchmarks.md).
+ *
+ * Only a plain subset is taken, the compact text JSON.stringify writes: no whitespace, ASCII
+ * strings without a backslash (so no escape, nothing to check for well-formedness), keys that
+ * JSON.parse keeps in their order (none integer-like: a JS object lists those first), no key twice
+ * in an object (JSON.parse keeps the last, at the first's place), no `__proto__`, nesting under
+ * VALUE_DEPTH. Anything else makes `pack` answer -1, and the caller reads the body by JSON.parse.
+ */
+
+/** 10^k for k ≤ 22: exact doubles, so an integer of at most 15 digits divided by one is the correctly rounded decimal. */
+const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
+
+/** readJsonNumber's answer (one object, overwritten by each call). */
+export const jsonNumber = { value: 0, start: 0, end: 0, exact: true };
+
+/**
+ * A JSON number at `i`: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`. Null when the text there
+ * is not such a number; else `jsonNumber`, holding where its text is and, when `exact`, its value
+ * as JSON.parse reads it: an integer of ≤ 15 significant digits over 10^k, k ≤ 22, is exact and
+ * correctly rounded. Any other (longer, or with an exponent: most doubles JSON.stringify writes
+ * have 16 or 17 digits) is for the caller to read by JSON.parse, which agrees with itself on every
+ * text of that grammar: a batch of them at a time (DeferredNumbers), as one text made per number
+ * and read by Number() cost ~0.4 µs each, most of a record's scan.
+ */
+export function readJsonNumber(bytes: Uint8Array, i: number): typeof jsonNumber | null {
+  const start = i;
+  // Past the end reads undefined, which no comparison below takes.
+  let c = bytes[i]!;
+  const neg = c === 0x2d;
+  if (neg) c = bytes[++i]!;
+  if (!(c >= 0x30 && c <= 0x39)) return null;
+  let m = 0;
+  let digits = 0;
+  const intStart = i;
+  while (c >= 0x30 && c <= 0x39) {
+    m = m * 10 + (c - 0x30);
+    digits++;
+    c = bytes[++i]!;
+  }
+  if (digits > 1 && bytes[intStart]! === 0x30) return null;
+  let scale = 0;
+  if (c === 0x2e) {
+    c = bytes[++i]!;
+    if (!(c >= 0x30 && c <= 0x39)) return null;
+    while (c >= 0x30 && c <= 0x39) {
+      m = m * 10 + (c - 0x30);
+      digits++;
+      scale++;
+      c = bytes[++i]!;
+    }
+  }
+  let exact = digits <= 15 && scale <= 22;
+  if (c === 0x65 || c === 0x45) {
+    exact = false;
+    c = bytes[++i]!;
+    if (c === 0x2b || c === 0x2d) c = bytes[++i]!;
+    if (!(c >= 0x30 && c <= 0x39)) return null;
+    while (c >= 0x30 && c <= 0x39) c = bytes[++i]!;
+  }
+  const magnitude = exact ? m / POW10[scale]! : Number.NaN;
+  jsonNumber.value = neg ? -magnitude : magnitude;
+  jsonNumber.start = start;
+  jsonNumber.end = i;
+  jsonNumber.exact = exact;
+  return jsonNumber;
+}
+
+/** Texts of JSON numbers read later, all at once: one JSON.parse of `[a,b,…]`. */
+export class DeferredNumbers {
+  // Made at the first number: a single-sample write has none.
+  private text = Buffer.alloc(0);
+  private used = 1;
+  count = 0;
+
+  /** Adds the number text bytes[start, end); its index in `values()`. */
+  add(bytes: Uint8Array, start: number, end: number): number {
+    const len = end - start;
+    if (this.used + len + 2 > this.text.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(this.text.length * 2, this.used + len + 2, 4096));
+      this.text.copy(bigger, 0, 0, this.used);
+      this.text = bigger;
+    }
+    const t = this.text;
+    let p = this.used;
+    for (let k = start; k < end; k++) t[p++] = bytes[k]!;
+    t[p++] = 0x2c;
+    this.used = p;
+    return this.count++;
+  }
+
+  /** The numbers added, in order. */
+  values(): number[] {
+    if (this.count === 0) return [];
+    this.text[0] = 0x5b;
+    this.text[this.used - 1] = 0x5d;
+    return JSON.parse(this.text.toString('latin1', 0, this.used)) as number[];
+  }
+}
+
+
+const F64 = new Float64Array(1);
+const F64_BYTES = new Uint8Array(F64.buffer);
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/** Levels of arrays and objects the packer takes (RecordEncoder writes this deep itself). */
+const VALUE_DEPTH = 64;
+
+/**
+ * Packs JSON values of one write body into a shared arena; each `pack` that succeeds leaves a
+ * PackedValue (`taken`) over it. Made per body: the values are views of its buffers, which the
+ * record encoder copies.
+ */
+export class JsonValuePacker {
+  private buf: Uint8Array;
+  private view: DataView;
+  private pos = 0;
+  /** Where the value being packed starts. */
+  private mark = 0;
+  /** Start and length of each key of the objects being packed (for the duplicate check). */
+  private keyAt = new Int32Array(64);
+  private keyLen = new Int32Array(64);
+  private keys = 0;
+  /** Levels of arrays and objects in the deepest value packed since `resetDepth` (0: scalars only). */
+  depth = 0;
+  /** The value of the last `pack`. */
+  taken: PackedValue | null = null;
+  /** Numbers of the value being packed whose bytes wait for `finish`: pairs of (place from `mark`, index in `numbers`). */
+  private readonly pending: number[] = [];
+  /**
+   * Numbers of the values taken whose bytes wait for `finish`: their place and index in `numbers`,
+   * and the buffers they are in (`slotBufs[j]` from slot `slotFrom[j]` on: the buffer changes seldom).
+   */
+  private slotAt = new Int32Array(1024);
+  private slotIndex = new Int32Array(1024);
+  private slots = 0;
+  private readonly slotBufs: Uint8Array[] = [];
+  private readonly slotFrom: number[] = [];
+
+  constructor(
+    sizeHint: number,
+    /** Where numbers that need JSON.parse go (shared with the caller's own such numbers). */
+    private readonly numbers: DeferredNumbers,
+  ) {
+    this.buf = new Uint8Array(Math.max(1024, Math.min(sizeHint, 1 << 20)));
+    this.view = new DataView(this.buf.buffer);
+  }
+
+  /**
+   * Packs the value at bytes[i] (not a number: the caller reads those); returns the index after it,
+   * or -1 when it is not of the subset above. `taken` is its PackedValue.
+   */
+  pack(bytes: Uint8Array, i: number): number {
+    this.pos = this.mark;
+    this.keys = 0;
+    this.pending.length = 0;
+    const end = this.value(bytes, i, 0);
+    if (end < 0) return -1;
+    const pending = this.pending;
+    if (pending.length > 0) {
+      if (this.slotBufs[this.slotBufs.length - 1] !== this.buf) {
+        this.slotBufs.push(this.buf);
+        this.slotFrom.push(this.slots);
+      }
+      if (this.slots + pending.length > this.slotAt.length) {
+        const size = 2 * (this.slots + pending.length);
+        const at = new Int32Array(size);
+        at.set(this.slotAt);
+        this.slotAt = at;
+        const index = new Int32Array(size);
+        index.set(this.slotIndex);
+        this.slotIndex = index;
+      }
+      for (let k = 0; k < pending.length; k += 2) {
+        this.slotAt[this.slots] = this.mark + pending[k]!;
+        this.slotIndex[this.slots++] = pending[k + 1]!;
+      }
+    }
+    this.taken = new PackedValue(this.buf, this.mark, this.pos);
+    this.mark = this.pos;
+    return end;
+  }
+
+  /**
+   * Writes the deferred numbers of every value taken, `values` being `numbers.values()`; false when
+   * one of them packs as an integer (msgpackr's smallest form, not a float64: the caller reads the
+   * body the general way; a text of 16 digits or an exponent naming an integer is rare).
+   */
+  finish(values: readonly number[]): boolean {
+    for (let j = 0; j < this.slotBufs.length; j++) {
+      const b = this.slotBufs[j]!;
+      const last = j + 1 < this.slotFrom.length ? this.slotFrom[j + 1]! : this.slots;
+      for (let k = this.slotFrom[j]!; k < last; k++) {
+        const v = values[this.slotIndex[k]!]!;
+        if (v >>> 0 === v || v >> 0 === v) return false;
+        F64[0] = v;
+        const at = this.slotAt[k]! + 1;
+        // Big-endian, byte by byte.
+        if (LITTLE_ENDIAN) for (let i = 0; i < 8; i++) b[at + i] = F64_BYTES[7 - i]!;
+        else for (let i = 0; i < 8; i++) b[at + i] = F64_BYTES[i]!;
+      }
+    }
+    return true;
+  }
+
+  private ensure(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    // Only the value being packed moves: values taken keep the old buffer, never written again.
+    const pending = this.pos - this.mark;
+    const next = new Uint8Array(Math.max(this.buf.length * 2, pending + n));
+    next.set(this.buf.subarray(this.mark, this.pos));
+    this.buf = next;
+    this.view = new DataView(next.buffer);
+    this.pos = pending;
+    this.mark = 0;
+  }
+
+  private value(b: Uint8Array, i: number, depth: number): number {
+    const c = b[i]!;
+    // Numbers first: most of a record's values.
+    if ((c >= 0x30 && c <= 0x39) || c === 0x2d) {
+      const n = readJsonNumber(b, i);
+      if (n === null) return -1;
+      this.ensure(9);
+      if (n.exact) this.pos = packNumber(this.buf, this.view, this.pos, n.value);
+      else {
+        // A float64 whose bytes `finish` writes (from `mark`: `ensure` may move the value being packed).
+        this.pending.push(this.pos - this.mark, this.numbers.add(b, n.start, n.end));
+        this.buf[this.pos] = 0xcb;
+        this.pos += 9;
+      }
+      return n.end;
+    }
+    if (c === 0x7b || c === 0x5b) {
+      if (depth >= VALUE_DEPTH) return -1;
+      if (depth + 1 > this.depth) this.depth = depth + 1;
+      return c === 0x7b ? this.object(b, i + 1, depth) : this.array(b, i + 1, depth);
+    }
+    if (c === 0x22) {
+      const end = stringEnd(b, i + 1);
+      if (end < 0) return -1;
+      this.string(b, i + 1, end);
+      return end + 1;
+    }
+    this.ensure(9);
+    if (c === 0x74) {
+      if (b[i + 1] !== 0x72 || b[i + 2] !== 0x75 || b[i + 3] !== 0x65) return -1;
+      this.buf[this.pos++] = 0xc3;
+      return i + 4;
+    }
+    if (c === 0x66) {
+      if (b[i + 1] !== 0x61 || b[i + 2] !== 0x6c || b[i + 3] !== 0x73 || b[i + 4] !== 0x65) return -1;
+      this.buf[this.pos++] = 0xc2;
+      return i + 5;
+    }
+    if (c === 0x6e) {
+      if (b[i + 1] !== 0x75 || b[i + 2] !== 0x6c || b[i + 3] !== 0x6c) return -1;
+      this.buf[this.pos++] = 0xc0;
+      return i + 4;
+    }
+    return -1;
+  }
+
+  /** A string's bytes b[start, end) (plain ASCII) as msgpackr packs it. */
+  private string(b: Uint8Array, start: number, end: number): void {
+    const len = end - start;
+    const header = strHeaderBytes(len);
+    this.ensure(header + len);
+    packStrHeader(this.buf, this.view, this.pos, len);
+    this.pos += header;
+    const buf = this.buf;
+    let p = this.pos;
+    for (let k = start; k < end; k++) buf[p++] = b[k]!;
+    this.pos = p;
+  }
+
+  /** Elements from b[i] (after the `[`) to the `]`. */
+  private array(b: Uint8Array, i: number, depth: number): number {
+    this.ensure(1);
+    // From `mark`: `ensure` may move the value being packed.
+    const head = this.pos++ - this.mark;
+    let n = 0;
+    if (b[i] === 0x5d) i++;
+    else
+      for (;;) {
+        i = this.value(b, i, depth + 1);
+        if (i < 0) return -1;
+        n++;
+        const c = b[i++];
+        if (c === 0x5d) break;
+        if (c !== 0x2c) return -1;
+      }
+    this.header(head, n, 0x90, 0xdc);
+    return i;
+  }
+
+  /** Members from b[i] (after the `{`) to the `}`. */
+  private object(b: Uint8Array, i: number, depth: number): number {
+    this.ensure(1);
+    // From `mark`: `ensure` may move the value being packed.
+    const head = this.pos++ - this.mark;
+    const first = this.keys;
+    let n = 0;
+    if (b[i] === 0x7d) i++;
+    else
+      for (;;) {
+        if (b[i] !== 0x22) return -1;
+        const end = stringEnd(b, i + 1);
+        if (end < 0 || b[end + 1] !== 0x3a || !this.newKey(b, i + 1, end, first)) return -1;
+        this.string(b, i + 1, end);
+        i = this.value(b, end + 2, depth + 1);
+        if (i < 0) return -1;
+        n++;
+        const c = b[i++];
+        if (c === 0x7d) break;
+        if (c !== 0x2c) return -1;
+      }
+    this.keys = first;
+    this.header(head, n, 0x80, 0xde);
+    return i;
+  }
+
+  /**
+   * Whether the key b[start, end) keeps its place through JSON.parse: not integer-like (listed
+   * first by a JS object), not `__proto__`, not a key the object has already (from `first` on).
+   */
+  private newKey(b: Uint8Array, start: number, end: number, first: number): boolean {
+    const len = end - start;
+    const c = b[start]!;
+    if (c >= 0x30 && c <= 0x39) {
+      let k = start + 1;
+      while (k < end && b[k]! >= 0x30 && b[k]! <= 0x39) k++;
+      if (k === end) return false;
+    }
+    if (len === 9 && c === 0x5f && isProto(b, start)) return false;
+    for (let k = first; k < this.keys; k++) {
+      if (this.keyLen[k] !== len) continue;
+      const at = this.keyAt[k]!;
+      let j = 0;
+      while (j < len && b[at + j] === b[start + j]) j++;
+      if (j === len) return false;
+    }
+    if (this.keys === this.keyAt.length) {
+      const at = new Int32Array(this.keys * 2);
+      at.set(this.keyAt);
+      this.keyAt = at;
+      const lens = new Int32Array(this.keys * 2);
+      lens.set(this.keyLen);
+      this.keyLen = lens;
+    }
+    this.keyAt[this.keys] = start;
+    this.keyLen[this.keys++] = len;
+    return true;
+  }
+
+  /** The header of `n` entries at `head` (from `mark`), where one byte was kept for it: a longer one moves the entries up. */
+  private header(head: number, n: number, fix: number, x16: number): void {
+    if (n < 0x10) {
+      this.buf[this.mark + head] = fix | n;
+      return;
+    }
+    const extra = n < 0x10000 ? 2 : 4;
+    this.ensure(extra);
+    const at = this.mark + head;
+    this.buf.copyWithin(at + 1 + extra, at + 1, this.pos);
+    packLength(this.buf, this.view, at, n, fix, x16);
+    this.pos += extra;
+    // The entries' numbers waiting for `finish` moved up with them.
+    const pending = this.pending;
+    for (let k = 0; k < pending.length; k += 2) if (pending[k]! > head) pending[k]! += extra;
+  }
+}
+
+const PROTO = [0x5f, 0x5f, 0x70, 0x72, 0x6f, 0x74, 0x6f, 0x5f, 0x5f]; // "__proto__"
+
+function isProto(b: Uint8Array, at: number): boolean {
+  for (let k = 0; k < 9; k++) if (b[at + k] !== PROTO[k]) return false;
+  return true;
+}
+
+/** The index of the closing quote of a plain string starting at `from` (printable ASCII, no backslash), or -1. */
+function stringEnd(b: Uint8Array, from: number): number {
+  for (let j = from; j < b.length; j++) {
+    const c = b[j]!;
+    if (c === 0x22) return j;
+    if (c < 0x20 || c >= 0x7f || c === 0x5c) return -1;
+  }
+  return -1;
+}
