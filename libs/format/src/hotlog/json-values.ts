@@ -23,9 +23,9 @@ export const jsonNumber = { value: 0, start: 0, end: 0, exact: true };
 /**
  * A JSON number at `i`: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`. Null when the text there
  * is not such a number; else `jsonNumber`, holding where its text is and, when `exact`, its value
- * as JSON.parse reads it: an integer of ≤ 15 significant digits over 10^k, k ≤ 22, is exact and
- * correctly rounded. Any other (longer, or with an exponent: most doubles JSON.stringify writes
- * have 16 or 17 digits) is for the caller to read by JSON.parse, which agrees with itself on every
+ * as JSON.parse reads it: an integer up to 2^53 over 10^k, k ≤ 22, is two exact doubles and their
+ * quotient is correctly rounded. Any other (longer, or with an exponent: a double JSON.stringify
+ * writes has up to 17 digits) is for the caller to read by JSON.parse, which agrees with itself on every
  * text of that grammar: a batch of them at a time (DeferredNumbers), as one text made per number
  * and read by Number() cost ~0.4 µs each, most of a record's scan.
  */
@@ -39,7 +39,10 @@ export function readJsonNumber(bytes: Uint8Array, i: number): typeof jsonNumber 
   let m = 0;
   let digits = 0;
   const intStart = i;
+  // `before`: m before its last digit (for the 17-digit case below).
+  let before = 0;
   while (c >= 0x30 && c <= 0x39) {
+    before = m;
     m = m * 10 + (c - 0x30);
     digits++;
     c = bytes[++i]!;
@@ -50,26 +53,99 @@ export function readJsonNumber(bytes: Uint8Array, i: number): typeof jsonNumber 
     c = bytes[++i]!;
     if (!(c >= 0x30 && c <= 0x39)) return null;
     while (c >= 0x30 && c <= 0x39) {
+      before = m;
       m = m * 10 + (c - 0x30);
       digits++;
       scale++;
       c = bytes[++i]!;
     }
   }
-  let exact = digits <= 15 && scale <= 22;
+  // Every digit was added exactly while the true m is below 2^53 (rounding is monotonic: a true m
+  // of 2^53 or more never reads below it).
+  let exact = m < 2 ** 53 && scale <= 22;
+  let magnitude = exact ? m / POW10[scale]! : Number.NaN;
   if (c === 0x65 || c === 0x45) {
     exact = false;
     c = bytes[++i]!;
     if (c === 0x2b || c === 0x2d) c = bytes[++i]!;
     if (!(c >= 0x30 && c <= 0x39)) return null;
     while (c >= 0x30 && c <= 0x39) c = bytes[++i]!;
+  } else if (!exact && scale <= 22 && before < 2 ** 53) {
+    // One digit more than 2^53 holds (most of JSON.stringify's 17-digit doubles).
+    magnitude = quotient(before, bytes[i - 1]! - 0x30, POW10[scale]!);
+    exact = magnitude === magnitude;
   }
-  const magnitude = exact ? m / POW10[scale]! : Number.NaN;
   jsonNumber.value = neg ? -magnitude : magnitude;
   jsonNumber.start = start;
   jsonNumber.end = i;
   jsonNumber.exact = exact;
   return jsonNumber;
+}
+
+const SPLIT = 134_217_729; // 2^27 + 1
+
+/** a·b − p exactly, for p = fl(a·b) (Dekker's product: no fused multiply-add in JS). */
+function productError(a: number, b: number, p: number): number {
+  let t = SPLIT * a;
+  const ah = t - (t - a);
+  const al = a - ah;
+  t = SPLIT * b;
+  const bh = t - (t - b);
+  const bl = b - bh;
+  return ah * bh - p + ah * bl + al * bh + al * bl;
+}
+
+const NEXT = new Float64Array(1);
+const NEXT_WORDS = new Uint32Array(NEXT.buffer);
+const LO = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 0 : 1;
+const HI = 1 - LO;
+
+/** The double after positive finite x. */
+function nextUp(x: number): number {
+  NEXT[0] = x;
+  if (NEXT_WORDS[LO] === 0xffffffff) {
+    NEXT_WORDS[LO] = 0;
+    NEXT_WORDS[HI]!++;
+  } else NEXT_WORDS[LO]!++;
+  return NEXT[0];
+}
+
+/** The double before positive finite x (not 0). */
+function nextDown(x: number): number {
+  NEXT[0] = x;
+  if (NEXT_WORDS[LO] === 0) {
+    NEXT_WORDS[LO] = 0xffffffff;
+    NEXT_WORDS[HI]!--;
+  } else NEXT_WORDS[LO]!--;
+  return NEXT[0];
+}
+
+/**
+ * (10·a + d) / p correctly rounded (round half to even, as JSON.parse), for an integer a < 2^53, a
+ * digit d and p = 10^k, k ≤ 22; NaN when the quotient is too near a midpoint between two doubles
+ * to tell here (the caller reads the text by JSON.parse then). The numerator, up to 57 bits, is
+ * held exactly as two doubles; a candidate quotient is checked by the exact remainder
+ * numerator − x·p against half of the gaps to its neighbours, and moved a double at a time.
+ */
+function quotient(a: number, d: number, p: number): number {
+  const hi = a * 10;
+  const lo = productError(a, 10, hi) + d; // small integers: exact
+  let x = (hi + lo) / p;
+  if (x === 0) return Number.NaN;
+  for (let step = 0; step < 4; step++) {
+    const h = x * p;
+    // hi − h is exact (the two are within a factor of 2), the rest a few units: r is the remainder
+    // to within 2^-40, and the bounds below are 2 or more apart from anything it can be mistaken for.
+    const r = hi - h + (lo - productError(x, p, h));
+    const above = ((nextUp(x) - x) / 2) * p;
+    const below = ((x - nextDown(x)) / 2) * p;
+    if (r > above + 1e-6) x = nextUp(x);
+    else if (r < -below - 1e-6) x = nextDown(x);
+    else if (r < above - 1e-6 && r > -below + 1e-6) return x;
+    // Within 1e-6 of a midpoint: a tie, or too near one for this arithmetic.
+    else return Number.NaN;
+  }
+  return Number.NaN;
 }
 
 /** Texts of JSON numbers read later, all at once: one JSON.parse of `[a,b,…]`. */
