@@ -1,5 +1,5 @@
 import { PackedValue } from './packed.js';
-import { packLength, packNumber, packStrHeader, strHeaderBytes } from './records.js';
+import { ByteArena, packLength, packNumber, packStrHeader, strHeaderBytes } from './records.js';
 
 /**
  * JSON values read from a write body's bytes straight into the MessagePack a hot log holds: the
@@ -193,17 +193,12 @@ const VALUE_DEPTH = 64;
  * PackedValue (`taken`) over it. Made per body: the values are views of its buffers, which the
  * record encoder copies.
  */
-export class JsonValuePacker {
-  private buf: Uint8Array;
-  private view: DataView;
-  private pos = 0;
-  /** Where the value being packed starts. */
-  private mark = 0;
+export class JsonValuePacker extends ByteArena {
   /** Start and length of each key of the objects being packed (for the duplicate check). */
   private keyAt = new Int32Array(64);
   private keyLen = new Int32Array(64);
   private keys = 0;
-  /** Levels of arrays and objects in the deepest value packed since `resetDepth` (0: scalars only). */
+  /** Levels of arrays and objects in the deepest value packed since the caller last set it to 0 (0: scalars only). */
   depth = 0;
   /** The value of the last `pack`. */
   taken: PackedValue | null = null;
@@ -224,8 +219,7 @@ export class JsonValuePacker {
     /** Where numbers that need JSON.parse go (shared with the caller's own such numbers). */
     private readonly numbers: DeferredNumbers,
   ) {
-    this.buf = new Uint8Array(Math.max(1024, Math.min(sizeHint, 1 << 20)));
-    this.view = new DataView(this.buf.buffer);
+    super(new Uint8Array(Math.max(1024, Math.min(sizeHint, 1 << 20))));
   }
 
   /**
@@ -283,18 +277,6 @@ export class JsonValuePacker {
       }
     }
     return true;
-  }
-
-  private ensure(n: number): void {
-    if (this.pos + n <= this.buf.length) return;
-    // Only the value being packed moves: values taken keep the old buffer, never written again.
-    const pending = this.pos - this.mark;
-    const next = new Uint8Array(Math.max(this.buf.length * 2, pending + n));
-    next.set(this.buf.subarray(this.mark, this.pos));
-    this.buf = next;
-    this.view = new DataView(next.buffer);
-    this.pos = pending;
-    this.mark = 0;
   }
 
   private value(b: Uint8Array, i: number, depth: number): number {

@@ -22,24 +22,23 @@ export type Fields = Record<string, FieldValue>;
 const VALUE_DEPTH = 64;
 const utf8 = new TextEncoder();
 
-export class RecordEncoder {
-  // Small to start: a request's encoder lives for that request only, and a single-sample write
-  // allocating (and zeroing) 64 KiB cost 8 µs of its ~100 µs; the buffer doubles as records need.
-  // The first buffer is a slice of Node's shared pool (no allocation of its own, not zeroed: only
-  // written bytes are ever handed out): a fresh 2 KiB ArrayBuffer was still ~3 % of a
-  // single-sample write's CPU. Records taken are views of it, which the hot tiers copy.
-  private buf: Uint8Array = Buffer.allocUnsafe(2 * 1024);
-  private view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
-  private pos = 0;
-  /** Where the bytes not yet taken start. */
-  private mark = 0;
-  private readonly keys = new Map<string, Uint8Array>();
+/**
+ * Bytes written one value after another and handed out as views (`mark` to `pos`, the value not yet
+ * handed out): growing moves only those pending bytes, so views handed out keep their buffer, which
+ * is never written again. The record encoder's and the JSON packer's buffer.
+ */
+export class ByteArena {
+  protected view: DataView;
+  protected pos = 0;
+  /** Where the bytes not yet handed out start. */
+  protected mark = 0;
 
-  constructor(private readonly maxRecordBytes: number) {}
+  constructor(protected buf: Uint8Array) {
+    this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  }
 
-  private ensure(n: number): void {
+  protected ensure(n: number): void {
     if (this.pos + n <= this.buf.length) return;
-    // Only the bytes not yet taken move: views handed out keep the old buffer, never written again.
     const pending = this.pos - this.mark;
     const next = new Uint8Array(Math.max(this.buf.length * 2, pending + n));
     next.set(this.buf.subarray(this.mark, this.pos));
@@ -47,6 +46,19 @@ export class RecordEncoder {
     this.view = new DataView(next.buffer);
     this.pos = pending;
     this.mark = 0;
+  }
+}
+
+export class RecordEncoder extends ByteArena {
+  private readonly keys = new Map<string, Uint8Array>();
+
+  constructor(private readonly maxRecordBytes: number) {
+    // Small to start: a request's encoder lives for that request only, and a single-sample write
+    // allocating (and zeroing) 64 KiB cost 8 µs of its ~100 µs; the buffer doubles as records need.
+    // The first buffer is a slice of Node's shared pool (no allocation of its own, not zeroed: only
+    // written bytes are ever handed out): a fresh 2 KiB ArrayBuffer was still ~3 % of a
+    // single-sample write's CPU. Records taken are views of it, which the hot tiers copy.
+    super(Buffer.allocUnsafe(2 * 1024));
   }
 
   private keyOf(name: string): Uint8Array {
