@@ -9,7 +9,8 @@
 //   npm run build --silent
 //   node scripts/bench/records-write-path.mjs
 //   knobs: BENCH_MACHINES (300) BENCH_BATCH (500 records a body) BENCH_BODIES (40) PROBE_ROUNDS (9)
-//          PROBE_WAY (json or scanned: that way only, e.g. under --cpu-prof)
+//          PROBE_WAY (json, scanned, ndjson or ndjson-scanned: that way only, e.g. under --cpu-prof; the
+//          NDJSON ways send the same records a line each)
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { forEachRecord, machineName, plan } from './lib/records.mjs';
@@ -25,6 +26,8 @@ const ROUNDS = num('PROBE_ROUNDS', 9);
 
 const end = Math.floor(Date.now() / 3_600_000) * 3_600_000;
 const bodies = [];
+/** The same records as NDJSON bodies. */
+const lines = [];
 let parts = [];
 const p = plan({ machines: MACHINES, seconds: Math.ceil((BODIES * BATCH) / MACHINES), end });
 forEachRecord(p, (m, ts, text) => {
@@ -32,6 +35,7 @@ forEachRecord(p, (m, ts, text) => {
   parts.push(`{"metric":"machine.record","tags":{"machine":"${machineName(m)}"},"ts":${ts},"fields":${text}}`);
   if (parts.length === BATCH) {
     bodies.push(Buffer.from(`{"samples":[${parts.join(',')}]}`));
+    lines.push(Buffer.from(`${parts.join('\n')}\n`));
     parts = [];
   }
 });
@@ -40,28 +44,36 @@ const limits = { maxSamplesPerRequest: 100_000, maxFieldsPerSample: 1000, maxTag
 const writer = new Writer(null, { ns: 'default', shards: 16, maxRecordBytes: 1 << 20 });
 const now = Date.now();
 
+const scannedWay = (ndjson) => (bytes) => {
+  const scanned = runSteps(scanSeriesSteps(bytes, ndjson));
+  if (!scanned) throw new Error('the scan did not take a body');
+  return writer.encode(parseWrite({ kind: 'scanned', scanned }, limits, now));
+};
 const ways = {
   json: (bytes) => writer.encode(parseWrite({ kind: 'json', body: JSON.parse(bytes.toString('utf8')) }, limits, now)),
-  scanned: (bytes) => {
-    const scanned = runSteps(scanSeriesSteps(bytes));
-    if (!scanned) throw new Error('the scan did not take a body');
-    return writer.encode(parseWrite({ kind: 'scanned', scanned }, limits, now));
-  },
+  scanned: scannedWay(false),
+  ndjson: (bytes) => writer.encode(parseWrite({ kind: 'ndjson', text: bytes.toString('utf8') }, limits, now)),
+  'ndjson-scanned': scannedWay(true),
 };
+/** The bodies of a way. */
+const bodiesOf = (way) => (way.startsWith('ndjson') ? lines : bodies);
 
 /** A body's records as one byte string per (series, window), for the two ways' check. */
 const bytesOf = (encoded) => encoded.appends.map((a) => `${a.id}@${a.window}:${Buffer.from(a.data).toString('hex')}`).sort().join('\n');
-for (const b of bodies.slice(0, 3)) if (bytesOf(ways.json(b)) !== bytesOf(ways.scanned(b))) throw new Error('the two ways encoded different records');
+for (let k = 0; k < 3; k++) {
+  const want = bytesOf(ways.json(bodies[k]));
+  if (bytesOf(ways.scanned(bodies[k])) !== want || bytesOf(ways.ndjson(lines[k])) !== want || bytesOf(ways['ndjson-scanned'](lines[k])) !== want) throw new Error('the ways encoded different records');
+}
 
 const cpu = () => {
   const u = process.cpuUsage();
   return u.user + u.system;
 };
-const times = { json: [], scanned: [] };
+const times = { json: [], scanned: [], ndjson: [], 'ndjson-scanned': [] };
 for (let r = 0; r < ROUNDS; r++)
   for (const way of env.PROBE_WAY ? [env.PROBE_WAY] : ['json', 'scanned']) {
     const t0 = cpu();
-    for (const b of bodies) ways[way](b);
+    for (const b of bodiesOf(way)) ways[way](b);
     times[way].push((cpu() - t0) / records);
   }
 const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];

@@ -245,6 +245,42 @@ describe('scanSeriesSteps (write bodies read from their text)', () => {
     expect(nested).toBeGreaterThan(500);
   });
 
+  it('reads an NDJSON body of samples as the NDJSON path does, errors by line included (random bodies and their mutations)', async () => {
+    const fc = (await import('fast-check')).default;
+    const deep: WriteLimits = { ...limits, maxNestingDepth: 5, maxSamplesPerRequest: 6 };
+    const nested = fc.oneof(
+      fc.constantFrom('{"lat":47.28056495897472,"lon":8.2}', '[{"prn":1,"snr":26.600000381469727,"used":false},{"prn":4}]', '"4.12.3"', 'true', '{}', '[[[[[1]]]]]'),
+      fc.double({ noNaN: true, noDefaultInfinity: true }).map((d) => JSON.stringify(d)),
+    );
+    const tags = fc.constantFrom('', ',"tags":{"machine":"m1"}', ',"tags":{"a":"1","b":"2","c":"3"}', ',"tags":{"machine":"far-too-long"}', ',"tags":{}');
+    const line = fc
+      .tuple(fc.constantFrom('m', 'n'), tags, fc.integer({ min: 0, max: now + 2000 }), fc.uniqueArray(fc.tuple(fc.constantFrom('pos', 'sats', 'fw', 'ok'), nested), { selector: ([f]) => f, minLength: 1, maxLength: 4 }))
+      .map(([m, t, ts, fs]) => `{"metric":"${m}"${t},"ts":${ts},"fields":{${fs.map(([f, v]) => `"${f}":${v}`).join(',')}}}`);
+    const body = fc.tuple(fc.array(line, { minLength: 1, maxLength: 8 }), fc.constantFrom('', '\n', '\n\n', '\r\n')).map(([ls, end]) => ls.join('\n') + end);
+    const mutated = fc.tuple(body, fc.nat(), fc.constantFrom('', '\n', ',', '}', '{', '"', ' ', '0', '\r'), fc.boolean()).map(([t, at, c, replace]) => {
+      const i = at % t.length;
+      return t.slice(0, i) + c + t.slice(replace ? i + 1 : i);
+    });
+    const scanNd = (t: string) => runSteps(scanSeriesSteps(Buffer.from(t), true));
+    let taken = 0;
+    let failed = 0;
+    fc.assert(
+      fc.property(fc.oneof({ weight: 3, arbitrary: body }, mutated), (t) => {
+        const scanned = scanNd(t);
+        if (!scanned) return;
+        taken++;
+        const a = outcome(() => parseWrite({ kind: 'ndjson', text: t }, deep, now));
+        const b = outcome(() => parseWrite({ kind: 'scanned', scanned }, deep, now));
+        if ('error' in a) failed++;
+        expect(b).toEqual(a);
+      }),
+      { numRuns: 5_000 },
+    );
+    expect(taken).toBeGreaterThan(1_500);
+    // Refusals by line (tags over their limits, too many samples, too deep, in the future) are compared too.
+    expect(failed).toBeGreaterThan(300);
+  });
+
   it('packs a value of 70,000 elements and a record of many members with the long headers', () => {
     const big = `[${Array(70_000).fill('7').join(',')}]`;
     const wide = `{${Array.from({ length: 300 }, (_, i) => `"k${i}":${i}`).join(',')}}`;

@@ -3,7 +3,7 @@ import { DeferredNumbers, JsonValuePacker, readJsonNumber } from '@s4/format';
 import { isName, sizeIdentities, type SeriesWrite } from './validate.js';
 
 /**
- * A `{"series":[…]}` or `{"samples":[…]}` write body read straight from its bytes, for the scrape
+ * A `{"series":[…]}` or `{"samples":[…]}` write body (or an NDJSON one, a sample a line) read straight from its bytes, for the scrape
  * single-sample and record shapes: compact JSON, every entry `{"metric":…,"tags":{…},"ts":[…],"fields":{"name":[…],…}}`
  * (or a sample `{"metric":…,"tags":{…},"ts":…,"fields":{"name":…,…}}`) in that order, ASCII
  * without escapes, integer timestamps. Its series are recognised by the text of their
@@ -33,6 +33,8 @@ export class ScannedWrite {
      * one made for its series, only when a generation is dropped.
      */
     readonly marksAgree = true,
+    /** The body is NDJSON, a sample a line (`samples` too): errors name lines, and its general path is the NDJSON one. */
+    readonly ndjson = false,
   ) {}
 
   /** The body as text (see `bytes`). */
@@ -344,12 +346,12 @@ const NAME_PLACES = 64;
  * escape) and names nothing `__proto__` (isName refuses it as a metric, tag key or field name, the
  * packer as a key): the caller needs neither its text nor the checks a JSON.parse of it needs.
  */
-export function* scanSeriesSteps(bytes: Uint8Array): Generator<void, ScannedWrite | null> {
+export function* scanSeriesSteps(bytes: Uint8Array, ndjson = false): Generator<void, ScannedWrite | null> {
   const rotations = identities.rotations;
-  const samples = at(bytes, 0, SAMPLES);
+  const samples = ndjson || at(bytes, 0, SAMPLES);
   if (!samples && !at(bytes, 0, SERIES)) return null;
   const n = bytes.length;
-  let i = samples ? SAMPLES.length : SERIES.length;
+  let i = ndjson ? 0 : samples ? SAMPLES.length : SERIES.length;
   const entries: ScannedEntry[] = [];
   /**
    * End of a plain string starting at `from` (after its opening quote): the index of its closing
@@ -528,6 +530,13 @@ export function* scanSeriesSteps(bytes: Uint8Array): Generator<void, ScannedWrit
     // are little beside JSON.parse's objects for a ~1.6 KB record and the encoder's walk over them).
     if (samples && entries.length > MAX_SAMPLES && i < entries.length * LARGE_ENTRY_BYTES) return null;
     const c = bytes[i + 1];
+    if (ndjson) {
+      // A sample a line, `\n` between them and optionally after the last (no blank line, no `\r`).
+      if (i + 1 === n || (c === 0x0a && i + 2 === n)) break;
+      if (c !== 0x0a) return null;
+      i += 2;
+      continue;
+    }
     if (c === 0x2c) {
       i += 2;
       continue;
@@ -540,7 +549,7 @@ export function* scanSeriesSteps(bytes: Uint8Array): Generator<void, ScannedWrit
     for (let k = 0; k < laterCol.length; k++) laterCol[k]![laterAt[k]!] = values[laterIndex[k]!]!;
     if (packer && !(packer as JsonValuePacker).finish(values)) return null;
   }
-  return new ScannedWrite(bytes, entries, samples, identities.rotations === rotations);
+  return new ScannedWrite(bytes, entries, samples, identities.rotations === rotations, ndjson);
 }
 
 const result = { value: 0, end: 0 };

@@ -291,7 +291,7 @@ function* parseSteps(input: WriteBody, limits: WriteLimits, now: number, fast = 
   };
 
   if (input.kind === 'scanned') {
-    const { entries, samples } = input.scanned;
+    const { entries, samples, ndjson } = input.scanned;
     // The scan took the shape; the checks plainColumns and plainSample make on values are made
     // here. An entry they would not take sends the whole body the general way, for its wording.
     const latest = now + limits.maxFutureMs;
@@ -301,9 +301,15 @@ function* parseSteps(input: WriteBody, limits: WriteLimits, now: number, fast = 
       if (e.names > limits.maxFieldsPerSample || e.depth > limits.maxNestingDepth) usual = false;
       for (let j = 0; j < e.ts.length && usual; j++) if (e.ts[j]! > latest) usual = false;
     }
-    if (!usual) return yield* parseSteps({ kind: 'json', body: JSON.parse(input.scanned.text()) as unknown }, limits, now, fast);
+    if (!usual) {
+      const text = input.scanned.text();
+      return yield* parseSteps(ndjson ? { kind: 'ndjson', text } : { kind: 'json', body: JSON.parse(text) as unknown }, limits, now, fast);
+    }
     const what = samples ? 'samples' : 'series';
-    if (samples) countSamples(entries.length);
+    const where = ndjson ? (i: number) => `line ${i + 1}` : (i: number) => `${what}[${i}]`;
+    // An NDJSON body counts its samples line by line, as its general path does (it stops counting at the issue limit).
+    const perEntry = !samples || ndjson;
+    if (!perEntry) countSamples(entries.length);
     if (distinctSeries(input.scanned)) {
       // The scrape shape, each series once: an entry is its series' whole write, and is its
       // SeriesWrite as it is (what grouping would make of it, without the map, a group and a
@@ -312,13 +318,13 @@ function* parseSteps(input: WriteBody, limits: WriteLimits, now: number, fast = 
       for (let i = 0; i < entries.length && issues.length < MAX_ISSUES; i++) {
         if ((i & (STEP - 1)) === STEP - 1) yield;
         const e = entries[i]!;
-        if (!samples) countSamples(e.ts.length);
+        if (perEntry) countSamples(e.ts.length);
         // As below: once a series body has a problem, its entries are counted but not checked.
         if (!samples && issues.length > 0) continue;
         const ident = e;
         if (ident.tagCount > limits.maxTags || ident.longestTagValue > limits.maxTagLength) {
           const problem = checkSeriesLimits(ident.key, limits)!;
-          issues.push({ path: `${what}[${i}]${problem.path}`, message: problem.message });
+          issues.push({ path: `${where(i)}${problem.path}`, message: problem.message });
         } else if (issues.length === 0) out.push(e);
       }
       if (issues.length > 0) throw new ValidationError(issues.slice(0, MAX_ISSUES));
@@ -327,8 +333,8 @@ function* parseSteps(input: WriteBody, limits: WriteLimits, now: number, fast = 
     for (let i = 0; i < entries.length && issues.length < MAX_ISSUES; i++) {
       if ((i & (STEP - 1)) === STEP - 1) yield;
       const e = entries[i]!;
-      if (!samples) countSamples(e.ts.length);
-      if (samples || issues.length === 0) groupOfIdent(`${what}[${i}]`, e)?.addColumns(e.ts, e.fields);
+      if (perEntry) countSamples(e.ts.length);
+      if (samples || issues.length === 0) groupOfIdent(where(i), e)?.addColumns(e.ts, e.fields);
     }
   } else if (input.kind === 'ndjson') {
     const lines = input.text.split('\n');
