@@ -95,9 +95,11 @@ function productError(a: number, b: number, p: number): number {
   return ah * bh - p + ah * bl + al * bh + al * bl;
 }
 
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 const NEXT = new Float64Array(1);
 const NEXT_WORDS = new Uint32Array(NEXT.buffer);
-const LO = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 0 : 1;
+/** The 32-bit word of a double that holds the low bits of its mantissa, and the other. */
+const LO = LITTLE_ENDIAN ? 0 : 1;
 const HI = 1 - LO;
 
 /** The double after positive finite x. */
@@ -183,7 +185,6 @@ export class DeferredNumbers {
 
 const F64 = new Float64Array(1);
 const F64_BYTES = new Uint8Array(F64.buffer);
-const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 /** Levels of arrays and objects the packer takes (RecordEncoder writes this deep itself). */
 const VALUE_DEPTH = 64;
