@@ -15,6 +15,8 @@ export const Enc = {
   String: 4,
   MsgPack: 5,
   Exact: 6,
+  /** Float32 decimals (segment version 4 and later). */
+  Decimal32: 7,
 } as const;
 export type Enc = (typeof Enc)[keyof typeof Enc];
 
@@ -39,7 +41,7 @@ export function encodeColumn(w: ByteWriter, name: string, col: readonly FieldVal
 const scratch = new ByteWriter(4096);
 
 /** A field column without its name (segment v2 keeps names in the footer): encoding u8 | flags u8 | body length uvarint | body. */
-export function encodeColumnBody(w: ByteWriter, col: readonly FieldValue[]): void {
+export function encodeColumnBody(w: ByteWriter, col: readonly FieldValue[], float32 = false): void {
   const n = col.length;
   let kinds = 0;
   let present = 0;
@@ -58,8 +60,8 @@ export function encodeColumnBody(w: ByteWriter, col: readonly FieldValue[]): voi
   let enc: Enc;
   if (present === 0) enc = Enc.Absent;
   else if (kinds === K_NUM) {
-    const f = encodeFloats(dense as number[]);
-    enc = f.codec === FloatCodec.Decimal ? Enc.Decimal : Enc.Gorilla;
+    const f = encodeFloats(dense as number[], float32);
+    enc = f.codec === FloatCodec.Decimal ? Enc.Decimal : f.codec === FloatCodec.Decimal32 ? Enc.Decimal32 : Enc.Gorilla;
     body.bytes(f.body);
   } else if (kinds === K_BOOL) {
     enc = Enc.Bool;
@@ -115,7 +117,8 @@ export function decodeColumnBody(r: ByteReader, n: number, name: string): FieldV
       break;
     case Enc.Gorilla:
     case Enc.Decimal:
-      dense = decodeFloats(enc === Enc.Decimal ? FloatCodec.Decimal : FloatCodec.Gorilla, body, end, present);
+    case Enc.Decimal32:
+      dense = decodeFloats(enc === Enc.Decimal ? FloatCodec.Decimal : enc === Enc.Decimal32 ? FloatCodec.Decimal32 : FloatCodec.Gorilla, body, end, present);
       break;
     case Enc.Bool: {
       const bits = readBitmap(body, present);

@@ -15,16 +15,26 @@ const CHUNK = 1024;
 
 const isException = (v: number) => v !== v || v === Infinity || v === -Infinity || (v === 0 && 1 / v < 0);
 
-/** Smallest scale that represents every non-exception value exactly, or -1 if none does. */
-export function decimalScale(values: readonly number[]): number {
+/**
+ * The value a mantissa and scale stand for: M / 10^k, or for float32 data (`f32`) the float32
+ * nearest to it. Sensors that sample in float32 send doubles such as 45.29999923706055 (the float32
+ * nearest 45.3), which no decimal of a double holds exactly (17 digits), but which are
+ * fround(453 / 10): stored as 453 at scale 1 (segment.md, encoding 7).
+ */
+const valueOf = (m: number, p: number, f32: boolean) => (f32 ? Math.fround(m / p) : m / p);
+
+/** Smallest scale that represents every non-exception value exactly (as valueOf reads it back), or -1 if none does. */
+export function decimalScale(values: readonly number[], f32 = false): number {
   let k = 0;
   let p = 1;
   for (let i = 0; i < values.length; i++) {
     const v = values[i]!;
     if (isException(v)) continue;
+    // A value that is not a float32 has no float32 decimal at any scale.
+    if (f32 && Math.fround(v) !== v) return -1;
     for (;;) {
       const m = Math.round(v * p);
-      if (m / p === v && m <= MAX_MANTISSA && m >= -MAX_MANTISSA) break;
+      if (valueOf(m, p, f32) === v && m <= MAX_MANTISSA && m >= -MAX_MANTISSA) break;
       if (++k > MAX_SCALE) return -1;
       p = POW10[k]!;
     }
@@ -32,9 +42,12 @@ export function decimalScale(values: readonly number[]): number {
   return k;
 }
 
-/** Writes the decimal body, or returns false (writing nothing useful) if the values do not fit. */
-export function encodeDecimal(values: readonly number[], w: ByteWriter): boolean {
-  const k = decimalScale(values);
+/**
+ * Writes the decimal body, or returns false (writing nothing useful) if the values do not fit.
+ * `f32`: the values are float32s read back as valueOf says (encoding 7); the body is the same.
+ */
+export function encodeDecimal(values: readonly number[], w: ByteWriter, f32 = false): boolean {
+  const k = decimalScale(values, f32);
   if (k < 0) return false;
   const p = POW10[k]!;
   const n = values.length;
@@ -58,7 +71,7 @@ export function encodeDecimal(values: readonly number[], w: ByteWriter): boolean
       const v = values[i]!;
       const m = Math.round(v * p);
       // NaN fails the comparison, ±Infinity and -0 pass it: all three are exceptions, delta 0.
-      if (m / p !== v || m > MAX_MANTISSA || m < -MAX_MANTISSA || (v === 0 && 1 / v < 0)) {
+      if (valueOf(m, p, f32) !== v || m > MAX_MANTISSA || m < -MAX_MANTISSA || (v === 0 && 1 / v < 0)) {
         // A later, larger scale can break a value that fit a smaller one, exactly or in magnitude.
         if (!isException(v)) return false;
         b[pos++] = 0;
@@ -74,7 +87,7 @@ export function encodeDecimal(values: readonly number[], w: ByteWriter): boolean
   return true;
 }
 
-export function decodeDecimal(r: ByteReader, n: number): Float64Array {
+export function decodeDecimal(r: ByteReader, n: number, f32 = false): Float64Array {
   const k = r.u8();
   if (k > MAX_SCALE) r.fail(`decimal scale ${k} above ${MAX_SCALE}`);
   const p = POW10[k]!;
@@ -103,7 +116,7 @@ export function decodeDecimal(r: ByteReader, n: number): Float64Array {
       m += r.svarint();
       pos = r.pos;
     }
-    out[i] = m / p;
+    out[i] = f32 ? Math.fround(m / p) : m / p;
   }
   r.pos = pos;
   if (m > MAX_MANTISSA || m < -MAX_MANTISSA) r.fail('decimal mantissa out of range');

@@ -82,6 +82,48 @@ describe('float column choice', () => {
   });
 });
 
+describe('float32 decimals (Decimal32)', () => {
+  const f32 = Math.fround;
+  /** Float32 readings of `k` decimals, as a float32 sensor sends them (45.29999923706055 for 45.3). */
+  const readings = (k: number) => fc.integer({ min: -5_000_000, max: 5_000_000 }).map((m) => f32(m / 10 ** k));
+
+  it('finds the smallest scale at which fround(M / 10^k) gives each value back, and none for doubles', () => {
+    expect(decimalScale([f32(45.3), f32(0.5), f32(-12.7)], true)).toBe(1);
+    expect(decimalScale([f32(45.3)])).toBe(-1); // no plain decimal holds 45.29999923706055
+    expect(decimalScale([f32(0.001), NaN, -0, -Infinity], true)).toBe(3);
+    expect(decimalScale([0.1], true)).toBe(-1); // not a float32
+    expect(decimalScale([f32(1e-20)], true)).toBe(-1); // beyond scale 15
+  });
+
+  it('round-trips float32 readings bit-exactly, with NaN, ±Infinity and -0 as exceptions, and picks Decimal32 for them', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 6 }).chain((k) => fc.array(fc.oneof({ weight: 9, arbitrary: readings(k) }, { weight: 1, arbitrary: fc.constantFrom(NaN, Infinity, -Infinity, -0) }), { minLength: 1 })), (vs) => {
+        const w = new ByteWriter();
+        expect(encodeDecimal(vs, w, true)).toBe(true);
+        const r = new ByteReader(w.finish(), 't');
+        expect(same(decodeDecimal(r, vs.length, true), vs)).toBe(true);
+        r.done();
+        const { codec, body } = encodeFloats(vs, true);
+        expect(same(decodeFloats(codec, new ByteReader(body, 't'), body.length, vs.length), vs)).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
+    const sats = Array.from({ length: 1000 }, (_, i) => f32(Math.round(450 + Math.sin(i / 50) * 300) / 10));
+    expect(encodeFloats(sats).codec).toBe(FloatCodec.Gorilla);
+    expect(encodeFloats(sats, true).codec).toBe(FloatCodec.Decimal32);
+  });
+
+  it('round-trips any doubles bit-exactly whichever codec it picks with float32 allowed', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.double(), fc.double().map(f32), readings(2), fc.integer().map((x) => x / 100), fc.constantFrom(...SPECIAL))), (vs) => {
+        const { codec, body } = encodeFloats(vs, true);
+        expect(same(decodeFloats(codec, new ByteReader(body, 't'), body.length, vs.length), vs)).toBe(true);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
+
 describe('decimal codec regression', () => {
   it('falls back when a larger scale found later pushes an earlier value past 2^51', async () => {
     const { encodeBlock, decodeBlock } = await import('../segment/block.js');

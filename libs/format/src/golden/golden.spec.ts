@@ -138,6 +138,35 @@ export const SEGMENT_V3: SegmentInput = {
   ],
 };
 
+/**
+ * Version 4: version 3 whose numbers may be float32 decimals (segment.md, encoding 7, and node
+ * codec 2): float32 readings of 0.1 steps as a plain field and inside shredded records, with the
+ * exceptions (NaN, −0, ±Infinity), a float32 column no decimal of scale ≤ 15 holds, and doubles
+ * that stay plain decimals or Gorilla.
+ */
+const f32 = Math.fround;
+export const SEGMENT_V4: SegmentInput = {
+  ns: 'golden',
+  shard: 3,
+  window: H,
+  series: [
+    ...SEGMENT_V3.series,
+    {
+      id: '3333000000000000',
+      metric: 'sensor.f32',
+      tags: { unit: '°C' },
+      ts: tsSpread,
+      fields: {
+        snr: seq(40, (i) => f32(30 + (i % 9) / 10)),
+        exceptions: seq(40, (i) => (i % 7 === 3 ? NaN : i % 11 === 5 ? -0 : i === 20 ? -Infinity : f32(-12.5 + i * 0.3))),
+        tiny: seq(40, (i) => f32(1e-9 * (i + 1))),
+        doubles: seq(40, (i) => i / 100 + 0.001),
+        sats: seq(40, (i) => (i % 13 === 0 ? null : seq(1 + (i % 3), (k) => ({ prn: 3 + k, elevation: f32(45.3 + k * 0.1 + i / 10), snr: k === 1 ? f32(Math.PI * i) : f32(31.7) })))),
+      },
+    },
+  ],
+};
+
 export const CATALOG_V1: Catalog = {
   ns: 'golden',
   shard: 3,
@@ -245,10 +274,18 @@ const golden = [
   {
     name: 'segment-v3',
     ext: 's4seg',
-    encode: () => encodeSegment(SEGMENT_V3, { groupRows: GROUP_ROWS_V3 }),
+    encode: () => encodeSegment(SEGMENT_V3, { version: 3, groupRows: GROUP_ROWS_V3 }),
     decode: (b: Uint8Array) => decodeSegment(b),
     reencode: (json: { footer: SegmentInput; series: SegmentInput['series'] }) =>
-      encodeSegment({ ns: json.footer.ns, shard: json.footer.shard, window: json.footer.window, series: json.series }, { groupRows: GROUP_ROWS_V3 }),
+      encodeSegment({ ns: json.footer.ns, shard: json.footer.shard, window: json.footer.window, series: json.series }, { version: 3, groupRows: GROUP_ROWS_V3 }),
+  },
+  {
+    name: 'segment-v4',
+    ext: 's4seg',
+    encode: () => encodeSegment(SEGMENT_V4, { version: 4, groupRows: GROUP_ROWS_V3 }),
+    decode: (b: Uint8Array) => decodeSegment(b),
+    reencode: (json: { footer: SegmentInput; series: SegmentInput['series'] }) =>
+      encodeSegment({ ns: json.footer.ns, shard: json.footer.shard, window: json.footer.window, series: json.series }, { version: 4, groupRows: GROUP_ROWS_V3 }),
   },
   {
     name: 'catalog-v1',
@@ -291,6 +328,7 @@ it.each([
   ['segment-v1', SEGMENT_V1],
   ['segment-v2', SEGMENT_V2],
   ['segment-v3', SEGMENT_V3],
+  ['segment-v4', SEGMENT_V4],
 ] as const)('the golden %s holds exactly the input it was made from, key order included', (name, input) => {
   const { series } = decodeSegment(new Uint8Array(readFileSync(dir(`${name}.s4seg`))));
   const byId = [...input.series].sort((a, b) => (a.id < b.id ? -1 : 1));

@@ -142,26 +142,43 @@ const PROTO = [0x5f, 0x5f, 0x70, 0x72, 0x6f, 0x74, 0x6f, 0x5f, 0x5f]; // "__prot
 export function packedEnd(data: Uint8Array, p: number, end: number, depth = 0): number {
   if (p >= end || depth > 1000) return -1;
   const t = data[p]!;
+  // float64 and the small ints first: most of a record's members (scalarBytes gives the same)
+  if (t === 0xcb) return p + 9 <= end ? p + 9 : -1;
   const size = scalarBytes(t);
   if (size > 0) return p + size <= end ? p + size : -1;
   const kind = sizedKind(t);
-  if (kind === 0 || p + headBytes(t) > end) return -1;
+  const head = headBytes(t);
+  if (kind === 0 || p + head > end) return -1;
   const n = sizeOf(data, p);
-  let q = p + headBytes(t);
+  let q = p + head;
   if (kind === STR) return q + n <= end ? q + n : -1;
   for (let i = 0; i < n; i++) {
     if (kind === MAP) {
-      if (q >= end || sizedKind(data[q]!) !== STR || q + headBytes(data[q]!) > end) return -1;
-      const len = sizeOf(data, q);
-      const at = q + headBytes(data[q]!);
+      if (q >= end) return -1;
+      const k = data[q]!;
+      let len: number;
+      let at: number;
+      if ((k & 0xe0) === 0xa0) {
+        len = k & 0x1f;
+        at = q + 1;
+      } else {
+        if (sizedKind(k) !== STR || q + headBytes(k) > end) return -1;
+        len = sizeOf(data, q);
+        at = q + headBytes(k);
+      }
       if (at + len > end) return -1;
-      if (len === PROTO.length && PROTO.every((x, j) => data[at + j] === x)) return -1;
+      if (len === PROTO.length && isProto(data, at)) return -1;
       q = at + len;
     }
     q = packedEnd(data, q, end, depth + 1);
     if (q < 0) return -1;
   }
   return q;
+}
+
+function isProto(data: Uint8Array, at: number): boolean {
+  for (let j = 0; j < PROTO.length; j++) if (data[at + j] !== PROTO[j]) return false;
+  return true;
 }
 
 /** Bytes of the number at data[p] (its type byte included): what scalarBytes gives, but 0 for nil and booleans. */

@@ -406,7 +406,8 @@ export function encodeRollupObject(input: RollupObjectInput): { bytes: Uint8Arra
   const entries = rollupGroupEntries(input.window, input.series);
   let rows = 0;
   for (const e of entries) if (e.id.includes('/')) rows += e.ts.length;
-  return { bytes: encodeSegment({ ns: input.ns, shard: input.shard, window: input.window, series: entries }), entries, rows };
+  // Rollup objects stay segment version 3 (rollup.md, version 3): their sums and means are rarely float32s, and a new codec in them would be a rollup format change of its own.
+  return { bytes: encodeSegment({ ns: input.ns, shard: input.shard, window: input.window, series: entries }, { version: 3 }), entries, rows };
 }
 
 function own(fields: Readonly<Record<string, readonly FieldValue[]>>, name: string): readonly FieldValue[] | undefined {

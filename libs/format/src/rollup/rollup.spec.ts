@@ -60,7 +60,7 @@ describe.each([
 ])('golden $name', ({ name, entries }) => {
   const bin = dir(`${name}.s4rol`);
   const json = dir(`${name}.json`);
-  const encode = (content: Content) => encodeSegment({ ns: 'golden', shard: 3, window: H, series: entries(content) });
+  const encode = (content: Content) => encodeSegment({ ns: 'golden', shard: 3, window: H, series: entries(content) }, { version: 3 });
 
   it.runIf(UPDATE)('regenerates', () => {
     writeFileSync(bin, encode(CONTENT));

@@ -50,6 +50,8 @@ export interface BlockOptions {
   shred?: ShredMode;
   /** Version 3: samples a row group holds at least, on average (GROUP_ROWS). */
   groupRows?: number;
+  /** Version 4: float32 decimals may be chosen for numbers (segment.md, encoding 7). */
+  float32?: boolean;
 }
 
 export interface EncodedBlock {
@@ -144,7 +146,7 @@ function encodeChunks(ts: readonly number[], fields: Readonly<Record<string, rea
   for (const name of Object.keys(fields).sort()) {
     const col = fields[name]!;
     if (col.length !== n) throw new RangeError(`field ${name} has ${col.length} values for ${n} timestamps`);
-    for (const c of fieldColumns(name, col, level, mode)) columns.push(c);
+    for (const c of fieldColumns(name, col, level, mode, options.float32 === true)) columns.push(c);
   }
   const frames: Uint8Array[] = [];
   const layout: LayoutColumn[][] = [];
@@ -184,11 +186,11 @@ function encodeChunks(ts: readonly number[], fields: Readonly<Record<string, rea
  * A field's columns: one plain column (a version 1 encoding) for scalars; for nested values the
  * shredded columns, unless they would take more bytes than the plain column (irregular shapes).
  */
-function fieldColumns(name: string, col: readonly FieldValue[], level: number, mode: ShredMode): Column[] {
+function fieldColumns(name: string, col: readonly FieldValue[], level: number, mode: ShredMode, float32: boolean): Column[] {
   const plain = (): Column => {
     const w = scratch.reset();
     // Only a nested column can hold PackedValues (they are objects): a scalar column is written as it is.
-    encodeColumnBody(w, nested ? unpackedColumn(col) : col);
+    encodeColumnBody(w, nested ? unpackedColumn(col) : col, float32);
     return { role: ColumnRole.Field, path: escapeKey(name), body: w.finish() };
   };
   let nested = false;
@@ -199,7 +201,7 @@ function fieldColumns(name: string, col: readonly FieldValue[], level: number, m
     }
   }
   if (!nested || mode === 'never') return [plain()];
-  const shredded = shredField(name, col);
+  const shredded = shredField(name, col, float32);
   if (!shredded) return [plain()];
   const columns = shredded.map((s): Column => ({ role: ColumnRole.Node, path: s.path, body: s.body }));
   if (mode === 'always') return columns;

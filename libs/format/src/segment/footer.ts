@@ -6,8 +6,8 @@ import { indexLayout, layoutKey } from './layout.js';
 import { ColumnRole, type BlockLayout, type FooterEntry, type LayoutColumn, type SegmentFooter } from './types.js';
 
 /** The version writers write; readers also accept every earlier one (SEGMENT_VERSIONS). */
-export const SEGMENT_VERSION = 3;
-export const SEGMENT_VERSIONS: readonly number[] = [1, 2, 3];
+export const SEGMENT_VERSION = 4;
+export const SEGMENT_VERSIONS: readonly number[] = [1, 2, 3, 4];
 /** "S4SG" then version u8 then three zero bytes. */
 export const SEGMENT_HEADER_BYTES = 8;
 const WHAT = 'segment footer';

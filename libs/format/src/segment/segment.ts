@@ -20,12 +20,13 @@ export interface EncodeOptions {
   /** zstd level for blocks and footer; the default (3) is what the benchmarks chose. */
   level?: number;
   /**
-   * Format version to write: 3 (the default: blocks of many samples split into row groups), 2
+   * Format version to write: 4 (the default: version 3 whose numbers may also be float32
+   * decimals, segment.md encoding 7), 3 (blocks of many samples split into row groups), 2
    * (shredded columns with a column directory, no row groups) or 1 (kept so that the golden v1 file
    * can be re-encoded and sizes compared). A version 3 segment none of whose blocks has row groups
-   * is written as version 2, the same bytes a version 2 writer wrote.
+   * is written as version 2, the same bytes a version 2 writer wrote; a version 4 one stays 4.
    */
-  version?: 1 | 2 | 3;
+  version?: 1 | 2 | 3 | 4;
   /** Version 2 and 3: how nested fields are stored (block-v2.ts); 'auto', the default, measures per field. */
   shred?: ShredMode;
   /** Version 3: samples a row group holds at least, on average (GROUP_ROWS). */
@@ -47,7 +48,7 @@ export function encodeSegment(input: SegmentInput, options: EncodeOptions = {}):
   const w = new ByteWriter(64 * 1024);
   const asked = options.version ?? SEGMENT_VERSION;
   if (!SEGMENT_VERSIONS.includes(asked)) throw new RangeError(`cannot write segment version ${asked}`);
-  const blockOptions = { level: options.level, shred: options.shred, groupRows: options.groupRows };
+  const blockOptions = { level: options.level, shred: options.shred, groupRows: options.groupRows, float32: asked >= 4 };
   w.bytes(SEGMENT_MAGIC);
   w.u8(asked); // the version: a version 3 segment without row groups is written as version 2, known after the blocks
   w.bytes(new Uint8Array(3));
@@ -58,7 +59,7 @@ export function encodeSegment(input: SegmentInput, options: EncodeOptions = {}):
     // second read of `ts` or `fields` for the footer would decode the series again.
     const { ts, fields } = s;
     const n = ts.length;
-    const v2 = asked === 3 ? encodeBlockV3(ts, fields, blockOptions) : asked === 2 ? encodeBlockV2(ts, fields, blockOptions) : null;
+    const v2 = asked >= 3 ? encodeBlockV3(ts, fields, blockOptions) : asked === 2 ? encodeBlockV2(ts, fields, blockOptions) : null;
     const bytes = v2 ? v2.bytes : encodeBlock(ts, unpackedColumns(fields), options.level);
     if (v2?.directory.layout.groups) grouped = true;
     entries.push({

@@ -62,7 +62,7 @@ export function decodeNode(r: ByteReader, path: string, count: number): NodeColu
   let nums: Float64Array = EMPTY_NUMS;
   if (perKind[Kind.Num]! > 0) {
     const codec = r.u8();
-    if (codec !== FloatCodec.Gorilla && codec !== FloatCodec.Decimal) r.fail(`column ${path}: unknown float codec ${codec}`);
+    if (codec !== FloatCodec.Gorilla && codec !== FloatCodec.Decimal && codec !== FloatCodec.Decimal32) r.fail(`column ${path}: unknown float codec ${codec}`);
     const len = r.uvarint();
     r.need(len);
     const sub = new ByteReader(r.buf, r.what, r.pos, r.pos + len);

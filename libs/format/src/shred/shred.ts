@@ -34,6 +34,14 @@ class Node {
   lastShape = -1;
   elem: Node | null = null;
   readonly children = new Map<string, Node>();
+  /**
+   * The packed keys of the last object seen here, by position: their bytes, strings and child
+   * nodes. Records repeat their keys, so a key is mostly compared with these bytes instead of
+   * being read into a string and looked up in `children` (visitPacked).
+   */
+  readonly keyRaw: Uint8Array[] = [];
+  readonly keyText: string[] = [];
+  readonly keyChild: Node[] = [];
   constructor(readonly path: string) {}
 }
 
@@ -50,7 +58,7 @@ export interface ShreddedColumn {
  * pre-order (a parent before its children, children in first-seen key order). Returns null when
  * the field needs more than MAX_NODES columns. Throws RangeError on values that are not JSON.
  */
-export function shredField(name: string, col: readonly FieldValue[]): ShreddedColumn[] | null {
+export function shredField(name: string, col: readonly FieldValue[], float32 = false): ShreddedColumn[] | null {
   assertWellFormed(name);
   const root = new Node(escapeKey(name));
   const counter = { nodes: 1 };
@@ -62,7 +70,7 @@ export function shredField(name: string, col: readonly FieldValue[]): ShreddedCo
   }
   const out: ShreddedColumn[] = [];
   const walk = (node: Node) => {
-    out.push({ path: node.path, body: encodeNode(node) });
+    out.push({ path: node.path, body: encodeNode(node, float32) });
     if (node.elem) walk(node.elem);
     for (const c of node.children.values()) walk(c);
   };
@@ -174,27 +182,55 @@ function visitPacked(node: Node, b: Uint8Array, p: number, depth: number, counte
         }
       } else {
         kind = Kind.Obj;
-        // The shape is taken after the members are visited: no member visit touches this node's own lists.
-        const keys = new Array<string>(n);
+        const raw = node.keyRaw;
+        const text = node.keyText;
+        const kids = node.keyChild;
+        // Whether every key so far is the last shape's: then that shape is this object's, with no keys array made.
+        const last = node.lastShape >= 0 ? node.shapes[node.lastShape]! : null;
+        let same = last !== null && last.length === n;
+        let keys: string[] | null = null;
         for (let j = 0; j < n; j++) {
           const len = sizeOf(b, p);
-          const k = readString(b, p + headBytes(b[p]!), len);
-          p += headBytes(b[p]!) + len;
-          keys[j] = k;
-          let child = node.children.get(k);
-          if (!child) {
-            if (++counter.nodes > MAX_NODES) throw new TooManyNodes();
-            node.children.set(k, (child = new Node(childPath(node.path, k))));
+          const at = p + headBytes(b[p]!);
+          p = at + len;
+          let k: string;
+          let child: Node;
+          const r = raw[j];
+          if (r !== undefined && r.length === len && sameBytes(b, at, r)) {
+            k = text[j]!;
+            child = kids[j]!;
+          } else {
+            k = readString(b, at, len);
+            let c = node.children.get(k);
+            if (!c) {
+              if (++counter.nodes > MAX_NODES) throw new TooManyNodes();
+              node.children.set(k, (c = new Node(childPath(node.path, k))));
+            }
+            child = c;
+            raw[j] = b.slice(at, p);
+            text[j] = k;
+            kids[j] = child;
+          }
+          if (same && last![j] !== k) same = false;
+          if (!same) {
+            keys ??= last === null ? [] : last.slice(0, j);
+            keys.push(k);
           }
           p = visitPacked(child, b, p, depth + 1, counter);
         }
-        node.shapeIds.push(shapeOf(node, keys));
+        // The shape is taken after the members are visited: no member visit touches this node's own lists.
+        node.shapeIds.push(same ? node.lastShape : shapeOf(node, keys ?? []));
       }
     }
   }
   node.kinds.push(kind);
   node.kindSet |= 1 << kind;
   return p;
+}
+
+function sameBytes(b: Uint8Array, at: number, r: Uint8Array): boolean {
+  for (let i = 0; i < r.length; i++) if (b[at + i] !== r[i]) return false;
+  return true;
 }
 
 /** The id of an object's key sequence in its node's shape dictionary (first-seen order). */
@@ -230,7 +266,7 @@ function shapeOf(node: Node, keys: string[]): number {
  *   kinds <u8 bit set> | [kind <u8> × occurrences, when more than one kind]
  *   | [numbers] | [strings] | [booleans] | [array lengths] | [object shapes]
  */
-function encodeNode(node: Node): Uint8Array {
+function encodeNode(node: Node, float32: boolean): Uint8Array {
   const n = node.kinds.length;
   const w = new ByteWriter(n + 64);
   w.u8(node.kindSet);
@@ -240,7 +276,7 @@ function encodeNode(node: Node): Uint8Array {
     w.pos += n;
   }
   if (node.nums.length > 0) {
-    const f = encodeFloats(node.nums);
+    const f = encodeFloats(node.nums, float32);
     w.u8(f.codec);
     w.uvarint(f.body.length);
     w.bytes(f.body);
