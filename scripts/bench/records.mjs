@@ -12,7 +12,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { registered } from './lib/at-rest.mjs';
 import { HOUR } from './lib/dataset.mjs';
-import { ok, request, waitHttp } from './lib/http.mjs';
+import http from 'node:http';
+import { StringDecoder } from 'node:string_decoder';
+import { agent, ok, request, waitHttp } from './lib/http.mjs';
 import { PgConn, copyText, lit } from './lib/pgwire.mjs';
 import { dirBytes, machine, memory, start, stop } from './lib/proc.mjs';
 import { countRecords, forEachRecord, jsonDiff, machineName, machineRecords, plan } from './lib/records.mjs';
@@ -367,6 +369,44 @@ function readDefs(p, sdk) {
     if (r.status !== 200) throw Object.assign(new Error(`${r.status}: ${r.body.toString().slice(0, 300)}`), { status: r.status });
     return { bytes: r.body.length, records: parse(r.body) };
   };
+  // NDJSON parsed a line at a time as the answer arrives, as an NDJSON consumer reads it (and as
+  // the PostgreSQL client parses rows while they arrive): the server's writing and the client's
+  // parsing overlap instead of following each other.
+  const streamAgent = agent(4);
+  const s4Stream = (url, path) => () =>
+    new Promise((resolve, reject) => {
+      http
+        .get(url + path, { agent: streamAgent }, (res) => {
+          const out = [];
+          let bytes = 0;
+          let rest = '';
+          const dec = new StringDecoder('utf8');
+          const lines = (text, last) => {
+            let i = 0;
+            for (let j = text.indexOf('\n'); j >= 0; j = text.indexOf('\n', i)) {
+              if (j > i) {
+                const o = JSON.parse(text.slice(i, j));
+                out.push({ machine: o.tags.machine, ts: o.ts, rec: o.fields });
+              }
+              i = j + 1;
+            }
+            rest = text.slice(i);
+            if (last && rest) lines(`${rest}\n`, false);
+          };
+          res.on('data', (chunk) => {
+            bytes += chunk.length;
+            if (res.statusCode === 200) lines(rest + dec.write(chunk), false);
+            else rest += dec.write(chunk);
+          });
+          res.on('end', () => {
+            if (res.statusCode !== 200) return reject(Object.assign(new Error(`${res.statusCode}: ${rest.slice(0, 300)}`), { status: res.statusCode }));
+            lines(rest + dec.end(), true);
+            resolve({ bytes, records: out });
+          });
+          res.on('error', reject);
+        })
+        .on('error', reject);
+    });
   // client.records(): chunks of columns, every record built (records()) before the clock stops.
   const sdkQuery = (spec) => async () => {
     const out = [];
@@ -407,6 +447,7 @@ function readDefs(p, sdk) {
       s4: [
         { how: 'json', make: (url) => s4Get(url, s4Path({ metric: METRIC, tag: `machine:${m0}`, ...all, format: 'json' }), s4JsonRecords) },
         { how: 'ndjson', make: (url) => s4Get(url, s4Path({ metric: METRIC, tag: `machine:${m0}`, ...all, format: 'ndjson' }), s4NdjsonRecords) },
+        { how: 'ndjson parsed as it arrives', make: (url) => s4Stream(url, s4Path({ metric: METRIC, tag: `machine:${m0}`, ...all, format: 'ndjson' })) },
         { how: 'sdk', make: () => sdkQuery({ metric: METRIC, tags: { machine: m0 }, ...all }) },
       ],
       pg: { how: 'SELECT ts, rec … WHERE machine AND ts range ORDER BY ts', run: (conn) => pgRows(conn, pgOne('rec', all)) },
@@ -438,6 +479,7 @@ function readDefs(p, sdk) {
       s4: [
         { how: 'json', make: (url) => s4Get(url, s4Path({ metric: METRIC, ...ten, format: 'json' }), s4JsonRecords) },
         { how: 'ndjson', make: (url) => s4Get(url, s4Path({ metric: METRIC, ...ten, format: 'ndjson' }), s4NdjsonRecords) },
+        { how: 'ndjson parsed as it arrives', make: (url) => s4Stream(url, s4Path({ metric: METRIC, ...ten, format: 'ndjson' })) },
         { how: 'sdk', make: () => sdkQuery({ metric: METRIC, ...ten }) },
         { how: 'sdk column(imu.vibration)', make: () => sdkColumn({ metric: METRIC, ...ten }, 'imu.vibration') },
       ],
