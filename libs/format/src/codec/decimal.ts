@@ -8,6 +8,12 @@ import { putSvarint } from './bytes.js';
  * ±Infinity and -0 have no such integer and are kept aside as exceptions (index + raw float64).
  */
 export const MAX_SCALE = 15;
+/**
+ * The largest scale the writer tries for float32 decimals (readers take any up to MAX_SCALE). A
+ * float32 of seven or more decimals is noise more than a reading, whose mantissa deltas take as
+ * many bytes as Gorilla's bits, and trying it was a tenth of a records flush's CPU.
+ */
+const MAX_SCALE32 = 6;
 const POW10 = Array.from({ length: MAX_SCALE + 1 }, (_, k) => 10 ** k);
 // Mantissas stay below 2^51 so that a delta between two of them is still an exact integer.
 const MAX_MANTISSA = 2 ** 51;
@@ -25,6 +31,7 @@ const valueOf = (m: number, p: number, f32: boolean) => (f32 ? Math.fround(m / p
 
 /** Smallest scale that represents every non-exception value exactly (as valueOf reads it back), or -1 if none does. */
 export function decimalScale(values: readonly number[], f32 = false): number {
+  const max = f32 ? MAX_SCALE32 : MAX_SCALE;
   let k = 0;
   let p = 1;
   for (let i = 0; i < values.length; i++) {
@@ -35,7 +42,7 @@ export function decimalScale(values: readonly number[], f32 = false): number {
     for (;;) {
       const m = Math.round(v * p);
       if (valueOf(m, p, f32) === v && m <= MAX_MANTISSA && m >= -MAX_MANTISSA) break;
-      if (++k > MAX_SCALE) return -1;
+      if (++k > max) return -1;
       p = POW10[k]!;
     }
   }

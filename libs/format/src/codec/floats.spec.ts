@@ -93,6 +93,8 @@ describe('float32 decimals (Decimal32)', () => {
     expect(decimalScale([f32(0.001), NaN, -0, -Infinity], true)).toBe(3);
     expect(decimalScale([0.1], true)).toBe(-1); // not a float32
     expect(decimalScale([f32(1e-20)], true)).toBe(-1); // beyond scale 15
+    expect(decimalScale([f32(0.654321)], true)).toBe(6);
+    expect(decimalScale([f32(0.1234567)], true)).toBe(-1); // the writer tries no more than 6 decimals of a float32
   });
 
   it('round-trips float32 readings bit-exactly, with NaN, ±Infinity and -0 as exceptions, and picks Decimal32 for them', () => {
