@@ -57,6 +57,13 @@ export interface HotScan {
   readonly logs: HotLog[];
 }
 
+/**
+ * A part of a window's logs. `owned`: a buffer that holds exactly the part's bytes, log after log,
+ * made for this part alone and referenced by nothing else, which the caller may therefore hand
+ * over (transfer to another thread) instead of copying.
+ */
+export type HotLogPart = HotLog[] & { owned?: ArrayBuffer };
+
 export interface HotTierStats {
   readonly bytes: number;
   readonly logs: number;
@@ -70,11 +77,11 @@ export interface HotTier {
   /** Every series log of one window of one shard (for flushing). */
   readWindow(ref: ShardRef, window: number): Promise<HotLog[]>;
   /**
-   * `readWindow` in parts of at most `maxLogs` logs or about `maxBytes` bytes, each read when it
-   * is taken (optional: the embedded tier, whose role threads take a window through its RPC, so
-   * that the HTTP thread holds one part of a window, not the whole of it).
+   * `readWindow` in parts of at most `maxLogs` logs, and more than one log only within `maxBytes`
+   * bytes, each read when it is taken (optional: the embedded tier, whose role threads take a
+   * window through its RPC, so that the HTTP thread holds one part of a window, not the whole of it).
    */
-  readWindowParts?(ref: ShardRef, window: number, maxLogs: number, maxBytes: number): AsyncIterable<HotLog[]>;
+  readWindowParts?(ref: ShardRef, window: number, maxLogs: number, maxBytes: number): AsyncIterable<HotLogPart>;
   /**
    * Drop the first `length` bytes of each log (what was flushed), if `lease` is still the
    * current holder; a window with no bytes left is closed. Throws LeaseLostError otherwise.

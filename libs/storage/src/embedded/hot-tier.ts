@@ -9,6 +9,7 @@ import {
   type HotAppend,
   type HotCursor,
   type HotLog,
+  type HotLogPart,
   type HotScan,
   type HotTier,
   type HotTierStats,
@@ -647,7 +648,7 @@ export class EmbeddedHotTier implements HotTier {
     return out;
   }
 
-  async *readWindowParts(ref: ShardRef, window: number, maxLogs: number, maxBytes: number): AsyncGenerator<HotLog[]> {
+  async *readWindowParts(ref: ShardRef, window: number, maxLogs: number, maxBytes: number): AsyncGenerator<HotLogPart> {
     const w = this.shard(ref).windows.get(window);
     if (!w) return;
     // The logs as they are now (where each one's bytes are: a later append or release changes
@@ -676,27 +677,42 @@ export class EmbeddedHotTier implements HotTier {
       disk[i++] = d ? d.at.slice(0, 2 * d.n) : null;
     }
     // Positions are taken above, bytes read part by part: the caller's turns between parts are
-    // like the turns below.
-    let part: HotLog[] = [];
-    let bytes = 0;
+    // like the turns below. A part is at most maxLogs logs, and more than one only within
+    // maxBytes: the parts the RPC packs (hot-tier-rpc.ts), so that a part whose logs were all read
+    // from the file, into one buffer in order, crosses to the flush's thread without a copy.
     let since = performance.now();
-    for (i = 0; i < n; i++) {
-      if ((i & 255) === 255 && performance.now() - since >= APPLY_SLICE_MS) {
-        await bulkTurn();
-        since = performance.now();
+    for (let lo = 0; lo < n; ) {
+      let hi = lo;
+      let bytes = 0;
+      let fileBytes = 0;
+      while (hi < n && hi - lo < maxLogs && (hi === lo || bytes + length[hi]! <= maxBytes)) {
+        bytes += length[hi]!;
+        if (disk[hi]) fileBytes += length[hi]!;
+        hi++;
       }
-      const d = disk[i];
-      const data = d ? readSpans(file, d, d.length / 2, length[i]!, this.path) : pool!.read(head[i]!, start[i]!, length[i]!);
-      part.push({ id: ids[i]!, key: keys[i]!, window, data });
-      bytes += data.byteLength;
-      if (part.length >= maxLogs || bytes >= maxBytes) {
-        yield part;
-        part = [];
-        bytes = 0;
-        since = performance.now();
+      const buf = new Uint8Array(fileBytes);
+      let at = 0;
+      const part: HotLogPart = [];
+      // Every log of the part read from the file into `buf`: the part owns it (HotLogPart).
+      if (fileBytes === bytes && fileBytes > 0) part.owned = buf.buffer;
+      for (i = lo; i < hi; i++) {
+        if ((i & 255) === 255 && performance.now() - since >= APPLY_SLICE_MS) {
+          await bulkTurn();
+          since = performance.now();
+        }
+        const d = disk[i];
+        let data: Uint8Array;
+        if (d) {
+          data = buf.subarray(at, at + length[i]!);
+          readSpans(file, d, d.length / 2, length[i]!, this.path, data);
+          at += length[i]!;
+        } else data = pool!.read(head[i]!, start[i]!, length[i]!);
+        part.push({ id: ids[i]!, key: keys[i]!, window, data });
       }
+      yield part;
+      since = performance.now();
+      lo = hi;
     }
-    if (part.length > 0) yield part;
   }
 
   /**
@@ -945,11 +961,10 @@ function dropHead(d: Spans, length: number): void {
 }
 
 /** A log's bytes from the file, piece by piece (positional reads: the page cache serves what was appended lately). */
-function readSpans(file: LogFile, at: Float64Array, n: number, length: number, path: string): Uint8Array {
+function readSpans(file: LogFile, at: Float64Array, n: number, length: number, path: string, out: Uint8Array = new Uint8Array(length)): Uint8Array {
   // A read holding offsets from before a rewrite, after the old file was let go: asked again, it gets the new one's.
   if (!file.open) throw new UnavailableError('hot tier', `the hot-tier log ${path} was rewritten since this read began; retry`, 1, 'failed');
   const fd = file.fd;
-  const out = new Uint8Array(length);
   let pos = 0;
   for (let i = 0; i < n; i++) {
     let off = at[2 * i]!;

@@ -6,6 +6,7 @@ import {
   type HotAppend,
   type HotCursor,
   type HotLog,
+  type HotLogPart,
   type HotScan,
   type HotTier,
   type HotTierStats,
@@ -88,7 +89,7 @@ export function serveHotTier(tier: HotTier, port: MessagePort): () => void {
     let held: PackedLogs | undefined;
     for await (const logs of chunks)
       for (let i = 0; i < logs.length; ) {
-        const part = pack(logs, i);
+        const part = pack(logs, i, (logs as HotLogPart).owned);
         i += part.logs.length;
         if (held) {
           send(held, false);
@@ -216,22 +217,45 @@ export class HotTierClient implements HotTier {
 }
 
 /** Logs from `start`, up to a part's limits, with their bytes copied into one buffer. */
-function pack(logs: readonly HotLog[], start: number): PackedLogs {
+function pack(logs: readonly HotLog[], start: number, owned?: ArrayBuffer): PackedLogs {
   let end = start;
   let total = 0;
   while (end < logs.length && end - start < LOGS_PER_PART && (end === start || total + logs[end]!.data.byteLength <= BYTES_PER_PART)) total += logs[end++]!.data.byteLength;
-  const bytes = new Uint8Array(total);
   const ends = new Uint32Array(end - start);
   const metas: PackedLogs['logs'] = [];
   let pos = 0;
   for (let i = start; i < end; i++) {
     const log = logs[i]!;
-    bytes.set(log.data, pos);
     pos += log.data.byteLength;
     ends[i - start] = pos;
     metas.push({ id: log.id, key: log.key, window: log.window });
   }
-  return { logs: metas, ends, bytes };
+  return { logs: metas, ends, bytes: (owned && inPlace(logs, start, end, total, owned)) ?? copied(logs, start, end, total) };
+}
+
+/**
+ * `owned` (a part's own buffer, HotLogPart) when it holds exactly these logs' bytes in order: sent
+ * as it is, transferred rather than copied. Null otherwise.
+ */
+function inPlace(logs: readonly HotLog[], start: number, end: number, total: number, buffer: ArrayBuffer): Uint8Array | null {
+  if (end === start || buffer.byteLength !== total) return null;
+  let pos = 0;
+  for (let i = start; i < end; i++) {
+    const data = logs[i]!.data;
+    if (data.buffer !== buffer || data.byteOffset !== pos) return null;
+    pos += data.byteLength;
+  }
+  return new Uint8Array(buffer, 0, total);
+}
+
+function copied(logs: readonly HotLog[], start: number, end: number, total: number): Uint8Array {
+  const bytes = new Uint8Array(total);
+  let pos = 0;
+  for (let i = start; i < end; i++) {
+    bytes.set(logs[i]!.data, pos);
+    pos += logs[i]!.data.byteLength;
+  }
+  return bytes;
 }
 
 function unpack(part: PackedLogs, into: HotLog[]): void {
