@@ -489,10 +489,10 @@ export class EmbeddedHotTier implements HotTier {
    * in one writev (they were copied into one buffer first: 5 MB a scrape round); a write may be
    * short (a nearly full disk), and the rest must follow it, a buffer at a time.
    */
-  private async writeAll(bufs: readonly Buffer[]): Promise<number> {
+  private async writeAll(bufs: readonly Buffer[], file: FileHandle = this.file): Promise<number> {
     let total = 0;
     for (const b of bufs) total += b.length;
-    let done = bufs.length > 1 ? (await this.file.writev(bufs)).bytesWritten : 0;
+    let done = bufs.length > 1 ? (await file.writev(bufs)).bytesWritten : 0;
     for (const buf of bufs) {
       if (done >= buf.length) {
         done -= buf.length;
@@ -501,7 +501,7 @@ export class EmbeddedHotTier implements HotTier {
       let at = done;
       done = 0;
       while (at < buf.length) {
-        const { bytesWritten } = await this.file.write(buf, at, buf.length - at);
+        const { bytesWritten } = await file.write(buf, at, buf.length - at);
         if (bytesWritten <= 0) throw Object.assign(new Error('write made no progress'), { code: 'EIO' });
         at += bytesWritten;
       }
@@ -530,9 +530,8 @@ export class EmbeddedHotTier implements HotTier {
       let chunk: Buffer[] = [];
       let chunkBytes = 0;
       const flushChunk = async () => {
-        const buf = Buffer.concat(chunk);
-        let done = 0;
-        while (done < buf.length) done += (await out.write(buf, done, buf.length - done)).bytesWritten;
+        // One writev of the chunk's records: concatenating them first copied every live byte once more.
+        await this.writeAll(chunk, out);
         chunk = [];
         chunkBytes = 0;
       };
