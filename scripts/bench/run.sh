@@ -131,7 +131,7 @@ export BENCH_COMMAND="$cmd"
 export BENCH_MODES="$MODES"
 
 if [[ $WORKLOAD == records ]]; then
-  node --max-old-space-size=8192 scripts/bench/records.mjs
+  node --max-old-space-size=8192 --expose-gc scripts/bench/records.mjs
 elif [[ $WORKLOAD == cardinality ]]; then
   node --max-old-space-size=8192 scripts/bench/cardinality.mjs
 else
