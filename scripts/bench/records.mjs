@@ -499,7 +499,8 @@ function readDefs(p, sdk) {
 
 async function timedRun(fn) {
   // The previous read's garbage (up to ~350 MB of held records) collected before the clock starts, so
-  // that no variant, S4's or PostgreSQL's, pays for the one before it (run.sh starts node with --expose-gc).
+  // that no variant, S4's or PostgreSQL's, pays for the one before it (run.sh starts node with --expose-gc;
+  // meta.heapCollectedBeforeReads says whether it did).
   globalThis.gc?.();
   const t0 = performance.now();
   const r = await fn();
@@ -611,6 +612,8 @@ async function main() {
     machine: machine(),
     command: env.BENCH_COMMAND || 'npm run bench -- records',
     knobs: K,
+    // Whether timedRun could collect the heap before each read (node --expose-gc, as run.sh starts it).
+    heapCollectedBeforeReads: typeof globalThis.gc === 'function',
     pg: { version: pgVersion(), port: K.pgPort },
   };
   log('machine', JSON.stringify(meta.machine), 'knobs', JSON.stringify(K));

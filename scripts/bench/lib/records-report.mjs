@@ -87,7 +87,7 @@ export function renderRecordsTable(res) {
     '',
     `- Machine: ${meta.machine.cpu}, ${meta.machine.cores} cores, ${meta.machine.ramGiB} GiB RAM; Node ${meta.machine.node}; PostgreSQL ${meta.pg.version} (Debian package, default settings).`,
     `- Dataset: ${ds.machines} machines × 1 Hz × ${span} = ${ds.records.toLocaleString('en-US')} records (${ds.start.slice(0, 16).replace('T', ' ')}–${ds.end.slice(11, 16)} UTC), ${(ds.jsonBytes / 1e6).toFixed(1)} MB of JSON, ${ds.recordBytes.mean} B per record (${ds.recordBytes.min}–${ds.recordBytes.max}); ${ds.batches} batches of ${meta.knobs.batchRecords} records, ${meta.knobs.ingestConcurrency} clients.`,
-    `- Reads: 1 warm-up (its answer checked), then ${meta.knobs.repeats} rounds, each S4 variant then PostgreSQL, the bench's heap collected before each read (no read pays for the garbage of the one before); median (min–max) client time until every record is parsed.`,
+    `- Reads: 1 warm-up (its answer checked), then ${meta.knobs.repeats} rounds, each S4 variant then PostgreSQL, ${meta.heapCollectedBeforeReads ? "the bench's heap collected before each read (no read pays for the garbage of the one before)" : "**without** a collection of the bench's heap between reads (node was started without --expose-gc)"}; median (min–max) client time until every record is parsed.`,
   ];
   if (!full) lines.push(`- **Small run** (${ds.machines} machines × ${span}): the targets are for the full size (300 machines × 2 h); read these figures as a check that the harness works.`);
   lines.push('');
