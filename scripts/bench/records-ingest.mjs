@@ -13,6 +13,7 @@
 //   BENCH_CPU_PROF (0; 1 = --cpu-prof into $BENCH_WORK/prof) BENCH_S4_NODE_ARGS (extra node options)
 //   BENCH_S4_MAIN (the server's entry, default apps/api/dist/main.js: point it at another build)
 //   BENCH_S4_ENV (extra server environment, "K=V K2=V2")
+//   BENCH_BODY (json; msgpack = the same batches as the SDK sends a write: its columnar wire, its Packr)
 //   BENCH_MODE (embedded; redis+s3 = hot tier on the Redis of $S4_REDIS_URL, objects on the S3 server of
 //     $S4_S3_ENDPOINT and AWS_* as exported by scripts/services/{redis,s3}.sh start; Redis is FLUSHALLed first,
 //     and with BENCH_REDIS_PIDFILE its CPU time during the writes is reported beside the server's, and that of its
@@ -26,7 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { HOUR } from './lib/dataset.mjs';
 import { ok, waitHttp } from './lib/http.mjs';
 import { dirBytes, machine, memory, start, stop } from './lib/proc.mjs';
-import { forEachRecord, machineName, plan } from './lib/records.mjs';
+import { forEachRecord, machineName, plan, sdkMsgpackBodies } from './lib/records.mjs';
 import { percentile } from './lib/stats.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -39,16 +40,18 @@ const K = {
   clients: num('BENCH_INGEST_CONCURRENCY', 4),
   port: num('BENCH_S4_PORT', 18621),
   mode: env.BENCH_MODE || 'embedded',
+  body: env.BENCH_BODY || 'json',
 };
+if (K.body !== 'json' && K.body !== 'msgpack') throw new Error(`unknown BENCH_BODY ${K.body} (json, msgpack)`);
 const WORK = env.BENCH_WORK || '/tmp/s4-bench-ingest';
 const MAIN = resolve(env.BENCH_S4_MAIN || join(ROOT, 'apps/api/dist/main.js'));
 const log = (...a) => console.error(`[ingest ${new Date().toISOString().slice(11, 19)}]`, ...a);
 
 /** Request bodies on disk, made once per dataset size (the hour they end at moves with the clock). */
-function bodies() {
+async function bodies() {
   const end = Math.floor(Date.now() / HOUR) * HOUR;
   const p = plan({ machines: K.machines, seconds: Math.round(K.minutes * 60), end });
-  const dir = join(WORK, 'records-ingest-data', `${K.machines}x${K.minutes}x${K.batchRecords}-${end}`);
+  const dir = join(WORK, 'records-ingest-data', `${K.machines}x${K.minutes}x${K.batchRecords}-${K.body}-${end}`);
   const index = join(dir, 'index.json');
   if (existsSync(index)) return { p, dir, ...JSON.parse(readFileSync(index, 'utf8')) };
   rmSync(join(WORK, 'records-ingest-data'), { recursive: true, force: true });
@@ -59,9 +62,11 @@ function bodies() {
   let parts = [];
   let off = 0;
   let jsonBytes = 0;
+  const sdkBody = K.body === 'msgpack' ? await sdkMsgpackBodies() : null;
   const close = () => {
     if (!parts.length) return;
-    const b = Buffer.from(`{"samples":[${parts.join(',')}]}`);
+    const text = `{"samples":[${parts.join(',')}]}`;
+    const b = sdkBody ? sdkBody(JSON.parse(text).samples) : Buffer.from(text);
     writeSync(fd, b);
     batches.push([off, b.length, parts.length]);
     off += b.length;
@@ -107,7 +112,7 @@ function loadavg() {
 
 async function main() {
   mkdirSync(WORK, { recursive: true });
-  const data = bodies();
+  const data = await bodies();
   log(`dataset ${data.records} records, ${(data.jsonBytes / 1e6).toFixed(1)} MB JSON, ${data.batches.length} batches; load ${loadavg()}`);
   const dataDir = join(WORK, 's4-data');
   rmSync(dataDir, { recursive: true, force: true });
@@ -170,7 +175,7 @@ async function main() {
           let got = 0;
           while (got < len) got += readSync(fd, b, got, len - got, off + got);
           const s = performance.now();
-          await ok(`${url}/v1/write`, { method: 'POST', body: b, headers: { 'content-type': 'application/json' } });
+          await ok(`${url}/v1/write`, { method: 'POST', body: b, headers: { 'content-type': K.body === 'msgpack' ? 'application/msgpack' : 'application/json' } });
           lat[i] = performance.now() - s;
         }
       }),

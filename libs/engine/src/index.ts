@@ -16,7 +16,7 @@ export { AGGS, aggColumn, bucketize, mergeBuckets, type Agg, type Bucket } from 
 export { ROLLUP_DEFAULTS, RollupBuilder, type RollupBuilderOptions, type RollupStats } from './rollup/rollup-builder.js';
 export { MIN_REDUCTION, ROLLUP_RESOLUTIONS, type Resolution } from './rollup/resolutions.js';
 export { parseWrite, parseWriteSliced, plainColumns, releaseBody, type SeriesWrite, type WriteBody, type WriteLimits } from './write/validate.js';
-export { ScannedWrite, scanSeriesSteps, sizeSeriesCaches, type ScannedEntry } from './write/scan.js';
+export { ScannedWrite, scanMsgpackSteps, scanSeriesSteps, sizeSeriesCaches, type ScannedEntry } from './write/scan.js';
 export { Writer, type EncodedWrite, type WriteResult, type WriterOptions } from './write/writer.js';
 export { Compactor, COMPACT_DEFAULTS, type CompactStats, type CompactorOptions } from './compact/compactor.js';
 export { HealthReader, type ShardHealth, type ShardHealthOptions } from './health/shard-health.js';

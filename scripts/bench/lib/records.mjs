@@ -177,3 +177,25 @@ export function jsonDiff(a, b, path = '') {
   }
   return null;
 }
+
+/**
+ * A function turning a `{"samples":[…]}` write body's samples into the body the SDK sends for them
+ * (apps/sdk client.ts toColumns: one entry per series, a column per field, null where a sample
+ * lacks it), MessagePack by the SDK's own Packr (apps/sdk codec.ts; after `npm run build`).
+ */
+export async function sdkMsgpackBodies() {
+  const { packr } = await import(new URL('../../../apps/sdk/dist/esm/codec.js', import.meta.url).href);
+  return (samples) => {
+    const bySeries = new Map();
+    for (const s of samples) {
+      const key = `${s.metric}\u0000${JSON.stringify(s.tags)}`;
+      let w = bySeries.get(key);
+      if (!w) bySeries.set(key, (w = { metric: s.metric, tags: s.tags, ts: [], fields: {} }));
+      const n = w.ts.length;
+      w.ts.push(s.ts);
+      for (const [f, v] of Object.entries(s.fields)) (w.fields[f] ??= new Array(n).fill(null)).push(v);
+      for (const col of Object.values(w.fields)) if (col.length === n) col.push(null);
+    }
+    return packr.pack({ series: [...bySeries.values()] });
+  };
+}

@@ -4,7 +4,7 @@ import * as zlib from 'node:zlib';
 import type { FastifyInstance, FastifyRequest, RequestPayload } from 'fastify';
 import { S4Error } from '@s4/core';
 import { msgpack, snappyDecompress, snappyLength } from '@s4/format';
-import { runSteps, runStepsSliced, scanSeriesSteps } from '@s4/engine';
+import { runSteps, runStepsSliced, scanMsgpackSteps, scanSeriesSteps } from '@s4/engine';
 import { parseWriteBodySlices } from './json-slices.js';
 
 /** Content-Encodings a write body may use; anything else is a 415, never silently read as-is. */
@@ -181,17 +181,37 @@ export function installBodyDecoding(fastify: FastifyInstance, limits: { maxBodyB
     }
     text();
   });
-  fastify.addContentTypeParser('application/msgpack', { parseAs: 'buffer', bodyLimit: maxBodyBytes }, (_req, body, done) => {
+  fastify.addContentTypeParser('application/msgpack', { parseAs: 'buffer', bodyLimit: maxBodyBytes }, (req, body, done) => {
+    const bytes = body as Buffer;
     // msgpackr renames a `__proto__` key to `__proto_` while decoding; refuse it instead of storing a name nobody wrote.
-    if ((body as Buffer).includes(PROTO_MSGPACK)) {
+    if (bytes.includes(PROTO_MSGPACK)) {
       done(new S4Error('invalid_request', '__proto__ is not accepted as a name in MessagePack bodies', 400), undefined);
       return;
     }
-    try {
-      done(null, msgpack.unpack(body as Buffer));
-    } catch (e) {
-      done(Object.assign(new Error(`body is not valid MessagePack: ${(e as Error).message}`), { statusCode: 400 }), undefined);
+    const unpack = () => {
+      try {
+        done(null, msgpack.unpack(bytes));
+      } catch (e) {
+        done(Object.assign(new Error(`body is not valid MessagePack: ${(e as Error).message}`), { statusCode: 400 }), undefined);
+      }
+    };
+    // A write as the SDK packs it is read from its bytes, as JSON bodies are above (engine
+    // write/scan.ts): no object per record or value; anything else (null) is decoded by msgpackr.
+    if (req.url.split('?')[0] === '/v1/write' && (bytes[0] === 0x81 || bytes[0] === 0xde)) {
+      if (bytes.length >= SLICED_BODY_CHARS) {
+        runStepsSliced(scanMsgpackSteps(bytes), SCAN_SLICE_MS).then(
+          (scanned) => (scanned ? done(null, scanned) : unpack()),
+          () => unpack(),
+        );
+        return;
+      }
+      const scanned = runSteps(scanMsgpackSteps(bytes));
+      if (scanned) {
+        done(null, scanned);
+        return;
+      }
     }
+    unpack();
   });
 
   // Line protocol: strict UTF-8 text, for the Influx paths only; other paths keep Fastify's

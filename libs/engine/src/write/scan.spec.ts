@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { LimitError, ValidationError } from '@s4/core';
 import { runSteps } from '../concurrency.js';
-import { PackedValue, RecordEncoder } from '@s4/format';
-import { distinctSeries, scanSeriesSteps, sizeSeriesCaches } from './scan.js';
+import { Packr } from 'msgpackr';
+import { PackedValue, RecordEncoder, msgpack } from '@s4/format';
+import { distinctSeries, scanMsgpackSteps, scanSeriesSteps, sizeSeriesCaches } from './scan.js';
 import { parseWrite, type SeriesWrite, type WriteLimits } from './validate.js';
 
 const limits: WriteLimits = { maxSamplesPerRequest: 100, maxFieldsPerSample: 3, maxTags: 2, maxTagLength: 8, maxFutureMs: 1000, maxNestingDepth: 4 };
@@ -407,4 +408,157 @@ describe('distinctSeries (a scrape body needs no grouping)', () => {
     expect(parseWrite({ kind: 'scanned', scanned: big }, { ...limits, maxSamplesPerRequest: 100_000 }, now)).toHaveLength(70_000);
     expect(scan(body([entry('"a":"1"', 1)]))!.marksAgree).toBe(true);
   }, 60_000);
+});
+
+describe('scanMsgpackSteps (MessagePack write bodies read from their bytes)', () => {
+  const scanMp = (bytes: Uint8Array) => runSteps(scanMsgpackSteps(bytes));
+  /** Each sample's record as the write path encodes it. */
+  const records = (out: SeriesWrite[]) => {
+    const enc = new RecordEncoder(1 << 20);
+    return out.map((s) => {
+      for (let i = 0; i < s.ts.length; i++) enc.recordOf(s.ts[i]!, s.fields, i, s.key.metric);
+      return Buffer.from(enc.take()).toString('hex');
+    });
+  };
+  /** The two ways' answers, and their records when both take the body; null when the scan leaves it. */
+  const bothWays = (bytes: Uint8Array, l: WriteLimits = limits) => {
+    const scanned = scanMp(bytes);
+    if (!scanned) return null;
+    // Whatever the scan takes, msgpackr decodes.
+    const general = () => parseWrite({ kind: 'json', body: msgpack.unpack(bytes) as unknown }, l, now);
+    // A nested -0 is packed as 0 (msgpackr's rule, which the record encoder follows either way: the
+    // records are compared byte for byte below); the decoded values are compared with it so.
+    const a = noNegativeZero(outcome(general));
+    const b = noNegativeZero(outcome(() => parseWrite({ kind: 'scanned', scanned }, l, now)));
+    const bytesOk = 'ok' in a ? { general: records(general()), scanned: records(parseWrite({ kind: 'scanned', scanned: scanMp(bytes)! }, l, now)) } : null;
+    return { general: a, scanned: b, bytesOk };
+  };
+  const noNegativeZero = <T>(v: T): T =>
+    (Object.is(v, -0) ? 0 : Array.isArray(v) ? v.map(noNegativeZero) : v !== null && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, noNegativeZero(x)])) : v) as T;
+  // As the SDK packs a write (apps/sdk codec.ts: useRecords false, moreTypes, variableMapSize).
+  const sdk = new Packr({ useRecords: false, moreTypes: true, variableMapSize: true });
+
+  it("reads the SDK's columnar write as msgpackr and the validator do, records byte for byte", () => {
+    const body = sdk.pack({
+      series: [
+        { metric: 'm', tags: { host: 'h1', dc: 'a' }, ts: [5, 6], fields: { value: [1.5, -0], w: [2, 300] } },
+        { metric: 'rec', tags: {}, ts: [7, 8], fields: { r: [{ lat: 45.299999, sats: [{ prn: 3, snr: 40.5, used: true }], fw: 'v1.2' }, null], ok: [true, 'x'] } },
+      ],
+    });
+    const r = bothWays(body)!;
+    expect(r).not.toBeNull();
+    expect(r.scanned).toEqual(r.general);
+    expect((r.scanned as { ok: unknown[] }).ok).toHaveLength(2);
+    expect(r.bytesOk!.scanned).toEqual(r.bytesOk!.general);
+    // A series written as MessagePack is the series written as JSON.
+    const json = scan('{"series":[{"metric":"m","tags":{"host":"h1","dc":"a"},"ts":[9],"fields":{"value":[1]}}]}')!;
+    expect(json.entries[0]!.id).toBe(scanMp(body)!.entries[0]!.id);
+  });
+
+  it('leaves anything else to msgpackr and the general path', () => {
+    const entry = { metric: 'm', tags: { k: 'v' }, ts: [1], fields: { v: [1] } };
+    for (const value of [
+      { series: [{ tags: { k: 'v' }, metric: 'm', ts: [1], fields: { v: [1] } }] }, // another order
+      { series: [{ metric: 'm', ts: [1], fields: { v: [1] } }] }, // no tags
+      { series: [entry], more: 1 }, // another member
+      { samples: [{ metric: 'm', ts: 1, fields: { v: 1 } }] }, // samples
+      { series: [{ ...entry, tags: { k: 'é' } }] }, // not ASCII
+      { series: [{ ...entry, tags: { k: 'a"b' } }] }, // a quote in a key text
+      { series: [{ ...entry, fields: { v: ['é'] } }] }, // a string value not ASCII
+      { series: [{ ...entry, fields: { v: [{ '1': 2 }] } }] }, // an integer-like key
+      { series: [{ ...entry, fields: { v: [Number.NaN] } }] }, // not finite
+      { series: [{ ...entry, fields: { v: [new Uint8Array(2)] } }] }, // binary
+      { series: [{ ...entry, fields: { v: [new Date(0)] } }] }, // an extension type
+      { series: [{ ...entry, fields: { v: [1, 2] } }] }, // a column longer than ts
+      { series: [{ ...entry, ts: [-1] }] }, // a negative timestamp
+      { series: [{ ...entry, ts: [1.5] }] }, // a fractional one
+      { series: [{ ...entry, fields: {} }] }, // no field
+    ])
+      expect(scanMp(sdk.pack(value))).toBeNull();
+    const whole = sdk.pack({ series: [entry] });
+    expect(scanMp(whole)).not.toBeNull();
+    expect(scanMp(whole.subarray(0, whole.length - 1))).toBeNull(); // cut short
+    expect(scanMp(Buffer.concat([whole, Buffer.of(0xc0)]))).toBeNull(); // trailing bytes
+    // A key twice in one map (msgpackr keeps the last).
+    const twice = Buffer.from(sdk.pack({ series: [{ ...entry, fields: { v: [{ aa: 1, ab: 2 }] } }] }));
+    twice[twice.indexOf(Buffer.from('ab'))] = 0x61;
+    twice[twice.indexOf(Buffer.from('ab')) + 1] = 0x61;
+    expect(scanMp(twice)).toBeNull();
+  });
+
+  it('sends a body whose values break a limit the general way, with its wording', () => {
+    const deep = sdk.pack({ series: [{ metric: 'm', tags: {}, ts: [1], fields: { v: [[[[[[1]]]]]] } }] });
+    const r = bothWays(deep)!;
+    expect(r.scanned).toEqual(r.general);
+    expect(JSON.stringify(r.scanned)).toContain('S4_MAX_NESTING_DEPTH');
+    const wide = sdk.pack({ series: [{ metric: 'm', tags: {}, ts: [1], fields: { a: [1], b: [1], c: [1], d: [1] } }] });
+    const w = bothWays(wide)!;
+    expect(w.scanned).toEqual(w.general);
+    expect('error' in (w.scanned as object)).toBe(true);
+  });
+
+  it('answers every body it takes as msgpackr and the general path do, records byte for byte (random bodies, other encoders, mutated bytes)', async () => {
+    const fc = (await import('fast-check')).default;
+    const deep: WriteLimits = { ...limits, maxNestingDepth: 5 };
+    const text = fc.string({ unit: fc.oneof({ weight: 2000, arbitrary: fc.constantFrom(...'abcxyz_-. 09AZ:{}[],"\\') }, fc.constantFrom('é', '\u0001', '😀')), maxLength: 6 });
+    const key = fc.oneof({ weight: 300, arbitrary: fc.oneof(fc.constantFrom('lat', 'lon', 'sats', 'prn', 'snr', 'used', 'x', 'constructor', 'toString'), fc.nat(30).map((n) => `k${n}`)) }, fc.constantFrom('10', '0', '01', '-1'), { weight: 10, arbitrary: text });
+    const leaf = fc.oneof(
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.float({ noNaN: true, noDefaultInfinity: true }),
+      fc.integer(),
+      fc.integer({ min: -40_000, max: 70_000 }),
+      fc.constantFrom(-0, 2 ** 31, -(2 ** 31) - 1, 2 ** 32, 2 ** 53, -(2 ** 53), 0.1),
+      fc.boolean(),
+      fc.constant(null),
+      text,
+      fc.string({ unit: fc.constantFrom(...'abc '), minLength: 20, maxLength: 300 }),
+    );
+    const { value } = fc.letrec<{ value: unknown }>((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'small', withCrossShrink: true },
+        leaf,
+        fc.oneof({ weight: 6, arbitrary: fc.array(tie('value'), { maxLength: 4 }) }, fc.array(tie('value'), { minLength: 15, maxLength: 17 })),
+        fc
+          .oneof({ weight: 6, arbitrary: fc.uniqueArray(fc.tuple(key, tie('value')), { selector: ([k]) => k, maxLength: 4 }) }, fc.uniqueArray(fc.tuple(key, tie('value')), { selector: ([k]) => k, minLength: 15, maxLength: 17 }))
+          .map((m) => Object.fromEntries(m)),
+      ),
+    }));
+    const field = fc.constantFrom('rec', 'pos', 'fw', 'ok');
+    const tags = fc.dictionary(fc.constantFrom('host', 'dc', 'k'), fc.oneof({ weight: 20, arbitrary: fc.constantFrom('h1', 'h2', 'a') }, fc.constant('')), { maxKeys: 3 });
+    const entry = fc
+      .tuple(fc.constantFrom('m', 'n'), tags, fc.integer({ min: 1, max: 3 }), fc.uniqueArray(field, { minLength: 1, maxLength: 3 }))
+      .chain(([metric, t, n, names]) =>
+        fc.tuple(fc.constant(metric), fc.constant(t), fc.array(fc.integer({ min: 0, max: now + 2000 }), { minLength: n, maxLength: n }), fc.constant(names), fc.array(fc.array(value, { minLength: n, maxLength: n }), { minLength: names.length, maxLength: names.length })),
+      )
+      .map(([metric, t, ts, names, cols]) => ({ metric, tags: t, ts, fields: Object.fromEntries(names.map((f, c) => [f, cols[c]!])) }));
+    // The SDK's encoder, and others a client might use: float32 for every fraction, 64-bit integers for large ones.
+    const float32 = new Packr({ useRecords: false, useFloat32: 1 });
+    const int64 = new Packr({ useRecords: false, largeBigIntToFloat: false, int64AsType: 'number' });
+    const bodies = fc.tuple(fc.array(entry, { minLength: 1, maxLength: 3 }), fc.constantFrom(sdk, float32, int64)).map(([series, p]) => new Uint8Array(p.pack({ series })));
+    const mutated = fc.tuple(bodies, fc.nat(), fc.integer({ min: 0, max: 255 }), fc.constantFrom('replace', 'insert', 'cut')).map(([b, at, c, how]) => {
+      const i = at % b.length;
+      if (how === 'cut') return b.subarray(0, i);
+      const out = Buffer.from(how === 'insert' ? Buffer.concat([b.subarray(0, i), Buffer.of(c), b.subarray(i)]) : b);
+      if (how === 'replace') out[i] = c;
+      return new Uint8Array(out);
+    });
+    let taken = 0;
+    let nested = 0;
+    let refused = 0;
+    fc.assert(
+      fc.property(fc.oneof({ weight: 3, arbitrary: bodies }, mutated), (b) => {
+        const r = bothWays(b, deep);
+        if (!r) return;
+        taken++;
+        if ('error' in (r.general as object)) refused++;
+        if (scanMp(b)!.entries.some((e) => Object.values(e.fields).some((col) => col.some((v) => v instanceof PackedValue)))) nested++;
+        expect(r.scanned).toEqual(r.general);
+        if (r.bytesOk) expect(r.bytesOk.scanned).toEqual(r.bytesOk.general);
+      }),
+      { numRuns: 4_000 },
+    );
+    expect(taken).toBeGreaterThan(1_000);
+    expect(nested).toBeGreaterThan(500);
+    expect(refused).toBeGreaterThan(20);
+  }, 120_000);
 });

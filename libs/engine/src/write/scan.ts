@@ -1,6 +1,17 @@
 import { grown, internName, newIdentity, type FieldValue, type SeriesIdentity, type SeriesKey, type Tags } from '@s4/core';
-import { DeferredNumbers, JsonValuePacker, readJsonNumber } from '@s4/format';
-import { isName, sizeIdentities, type SeriesWrite } from './validate.js';
+import {
+  DeferredNumbers,
+  JsonValuePacker,
+  MsgpackValuePacker,
+  mpNumber,
+  msgpack,
+  printable,
+  readJsonNumber,
+  readMsgpackContainer,
+  readMsgpackNumber,
+  readMsgpackStringHeader,
+} from '@s4/format';
+import { isName, sizeIdentities, type SeriesWrite, type WriteBody } from './validate.js';
 
 /**
  * A `{"series":[…]}` or `{"samples":[…]}` write body (or an NDJSON one, a sample a line) read straight from its bytes, for the scrape
@@ -35,11 +46,20 @@ export class ScannedWrite {
     readonly marksAgree = true,
     /** The body is NDJSON, a sample a line (`samples` too): errors name lines, and its general path is the NDJSON one. */
     readonly ndjson = false,
+    /** The body is MessagePack (scanMsgpackSteps): its general path is msgpackr's decode. */
+    readonly msgpack = false,
   ) {}
 
-  /** The body as text (see `bytes`). */
+  /** The body as text (see `bytes`; not for a MessagePack body). */
   text(): string {
     return latin1(this.bytes, 0, this.bytes.length);
+  }
+
+  /** The body as the general path reads it (an entry needs the validator's checks, or its wording). */
+  general(): WriteBody {
+    if (this.msgpack) return { kind: 'json', body: msgpack.unpack(this.bytes) as unknown };
+    const text = this.text();
+    return this.ndjson ? { kind: 'ndjson', text } : { kind: 'json', body: JSON.parse(text) as unknown };
   }
 }
 
@@ -180,7 +200,7 @@ class TextIdentities {
    * (the general path words the refusal). `h`: the text's hash, as the scan made it while reading
    * the text (stringEnd).
    */
-  of(bytes: Uint8Array, start: number, end: number, h: number): number {
+  of(bytes: Uint8Array, start: number, end: number, h: number, make: (bytes: Uint8Array, start: number, end: number) => SeriesIdentity | null = identityOfJson): number {
     const len = end - start;
     const row = this.current.find(h, bytes, start, len);
     if (row >= 0) return row;
@@ -189,7 +209,7 @@ class TextIdentities {
     let ident: SeriesIdentity;
     if (o >= 0) ident = older.identity(o);
     else {
-      const made = identityOfText(latin1(bytes, start, end));
+      const made = make(bytes, start, end);
       if (!made) return -1;
       ident = made;
     }
@@ -283,6 +303,11 @@ function latin1(bytes: Uint8Array, start: number, end: number): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).toString('latin1');
 }
 
+/** The identity of the JSON key text bytes[start, end) the scanner delimited (see identityOfText). */
+function identityOfJson(bytes: Uint8Array, start: number, end: number): SeriesIdentity | null {
+  return identityOfText(latin1(bytes, start, end));
+}
+
 /**
  * A key text the scanner delimited (valid JSON members without escapes) parsed and checked as
  * plainColumns checks it, its strings interned (the parsed object is this function's own).
@@ -339,6 +364,24 @@ const lastNames: string[] = ['value'];
 const lastNamesBytes: Uint8Array[] = [ascii('value')];
 /** Places remembered (a wider entry's later names are read each time). */
 const NAME_PLACES = 64;
+
+/**
+ * The field name bytes[start, end) (plain ASCII), the `place`-th of its entry, or null when the
+ * validator refuses it. The previous entry's name at this place again (the usual case) is that
+ * string, already checked.
+ */
+function fieldName(bytes: Uint8Array, start: number, end: number, place: number): string | null {
+  const name = lastNames[place];
+  const known = lastNamesBytes[place];
+  if (name !== undefined && end - start === known!.length && at(bytes, start, known!)) return name;
+  const made = latin1(bytes, start, end);
+  if (!isName(made)) return null;
+  if (place < NAME_PLACES) {
+    lastNames[place] = made;
+    lastNamesBytes[place] = bytes.slice(start, end);
+  }
+  return made;
+}
 
 /**
  * Scans a body's bytes as steps (a yield every STEP entries, for a sliced caller); null when it is
@@ -471,19 +514,9 @@ export function* scanSeriesSteps(bytes: Uint8Array, ndjson = false): Generator<v
       if (bytes[i] !== 0x22) return null;
       const end = stringEnd(i + 1);
       if (end < 0 || bytes[end + 1] !== 0x3a) return null;
-      // The previous entry's name at this place again (the usual case) is that string, already checked.
-      let name = lastNames[names];
-      const known = lastNamesBytes[names];
-      if (name === undefined || end - i - 1 !== known!.length || !at(bytes, i + 1, known!)) {
-        name = latin1(bytes, i + 1, end);
-        if (!isName(name)) return null;
-        if (names < NAME_PLACES) {
-          lastNames[names] = name;
-          lastNamesBytes[names] = bytes.slice(i + 1, end);
-        }
-      }
+      const name = fieldName(bytes, i + 1, end, names);
       // A name twice (JSON.parse keeps the last): the general path.
-      if (fields[name] !== undefined) return null;
+      if (name === null || fields[name] !== undefined) return null;
       i = end + 2;
       if (!samples) {
         if (bytes[i] !== 0x5b) return null;
@@ -567,4 +600,161 @@ function readTimestamp(bytes: Uint8Array, i: number): number {
   if (digits === 0 || digits > 15 || (digits > 1 && bytes[start] === 0x30)) return -1;
   result.end = i;
   return v;
+}
+
+/** Names of a write's members, as MessagePack string bytes are compared with them. */
+const MP_SERIES = ascii('series');
+const MP_METRIC = ascii('metric');
+const MP_TAGS = ascii('tags');
+const MP_TS = ascii('ts');
+const MP_FIELDS = ascii('fields');
+
+/** The end of the string at bytes[i] (any header form) when it is `name`, else -1. */
+function memberAt(bytes: Uint8Array, i: number, name: Uint8Array): number {
+  if (readMsgpackStringHeader(bytes, i) !== name.length || !at(bytes, mpNumber.end, name)) return -1;
+  return mpNumber.end + name.length;
+}
+
+/**
+ * The end of a string at bytes[i] that can stand in a key text (printable ASCII without `"` or `\`,
+ * so that its JSON text is its bytes in quotes), its bytes from `mpNumber.end`; -1 otherwise.
+ */
+function keyString(bytes: Uint8Array, i: number): number {
+  const len = readMsgpackStringHeader(bytes, i);
+  if (len < 0) return -1;
+  const start = mpNumber.end;
+  if (!printable(bytes, start, len)) return -1;
+  for (let k = start; k < start + len; k++) if (bytes[k] === 0x22 || bytes[k] === 0x5c) return -1;
+  mpNumber.end = start;
+  return start + len;
+}
+
+/**
+ * The key text of an entry from its map's header at bytes[i] (a map of four, then `metric`, its
+ * string, `tags` and its map of key strings): its end, or -1. With `text`, the JSON key text it
+ * stands for is pushed there in pieces.
+ */
+function keyTextAt(bytes: Uint8Array, i: number, text?: string[]): number {
+  if (readMsgpackContainer(bytes, i, true) !== 4) return -1;
+  i = memberAt(bytes, mpNumber.end, MP_METRIC);
+  if (i < 0) return -1;
+  const str = (): boolean => {
+    const e = keyString(bytes, i);
+    if (e < 0) return false;
+    text?.push('"', latin1(bytes, mpNumber.end, e), '"');
+    i = e;
+    return true;
+  };
+  text?.push('"metric":');
+  if (!str()) return -1;
+  i = memberAt(bytes, i, MP_TAGS);
+  const tags = i < 0 ? -1 : readMsgpackContainer(bytes, i, true);
+  if (tags < 0) return -1;
+  i = mpNumber.end;
+  text?.push(',"tags":{');
+  for (let k = 0; k < tags; k++) {
+    text?.push(k > 0 ? ',' : '');
+    if (!str()) return -1;
+    text?.push(':');
+    if (!str()) return -1;
+  }
+  text?.push('}');
+  return i;
+}
+
+/**
+ * The identity of a MessagePack key text the scanner delimited (keyTextAt): written as the JSON
+ * key text it stands for and made as that one is, so a series written as MessagePack and as JSON
+ * is one series.
+ */
+function identityOfMsgpack(bytes: Uint8Array, start: number, end: number): SeriesIdentity | null {
+  const text: string[] = [];
+  return keyTextAt(bytes, start, text) === end ? identityOfText(text.join('')) : null;
+}
+
+/**
+ * A MessagePack write body as the SDK packs it, `{series: [{metric, tags, ts, fields}, …]}` (keys
+ * in that order, headers of any length form), read straight from its bytes as scanSeriesSteps reads JSON: series recognised by
+ * the bytes of their metric and tags (the same cache), timestamps and numbers read from their
+ * bytes, any other value brought to the hot log's MessagePack by MsgpackValuePacker (no object of
+ * it made). Null for anything else (another shape, a name the validator refuses, a value outside
+ * the packer's subset): the body then takes msgpackr's decode and the general path, with its own
+ * errors. What it reads is what msgpackr + plainColumns read (the property test in scan.spec.ts
+ * holds them together).
+ */
+export function* scanMsgpackSteps(bytes: Uint8Array): Generator<void, ScannedWrite | null> {
+  const rotations = identities.rotations;
+  if (readMsgpackContainer(bytes, 0, true) !== 1) return null;
+  let i = memberAt(bytes, mpNumber.end, MP_SERIES);
+  const count = i < 0 ? -1 : readMsgpackContainer(bytes, i, false);
+  if (count < 0) return null;
+  i = mpNumber.end;
+  const entries: ScannedEntry[] = [];
+  let packer: MsgpackValuePacker | null = null;
+  for (let e = 0; e < count; e++) {
+    if ((e & (STEP - 1)) === STEP - 1) yield;
+    const keyStart = i;
+    i = keyTextAt(bytes, i);
+    if (i < 0) return null;
+    let h = 0x811c9dc5;
+    for (let k = keyStart; k < i; k++) h = Math.imul(h ^ bytes[k]!, 0x01000193);
+    const row = identities.of(bytes, keyStart, i, h, identityOfMsgpack);
+    if (row < 0) return null;
+    const g = identities.current;
+    const id = g.ids[row]!;
+    const key = g.keys[row]!;
+    const tagCount = g.tagCount[row]!;
+    const longestTagValue = g.longest[row]!;
+    const mark = g.mark[row]!;
+    // Timestamps: non-negative integers below 10^15 (15 digits, as the JSON scan takes them), -0 not.
+    i = memberAt(bytes, i, MP_TS);
+    const n = i < 0 ? -1 : readMsgpackContainer(bytes, i, false);
+    if (n < 1) return null;
+    i = mpNumber.end;
+    const ts = new Array<number>(n);
+    for (let k = 0; k < n; k++) {
+      i = readMsgpackNumber(bytes, i);
+      const t = mpNumber.value;
+      if (i < 0 || !Number.isInteger(t) || t < 0 || t >= 1e15 || Object.is(t, -0)) return null;
+      ts[k] = t;
+    }
+    i = memberAt(bytes, i, MP_FIELDS);
+    const names = i < 0 ? -1 : readMsgpackContainer(bytes, i, true);
+    if (names < 1) return null;
+    i = mpNumber.end;
+    const fields = new Columns();
+    for (let f = 0; f < names; f++) {
+      const len = readMsgpackStringHeader(bytes, i);
+      if (len < 0 || !printable(bytes, mpNumber.end, len)) return null;
+      const start = mpNumber.end;
+      const name = fieldName(bytes, start, start + len, f);
+      if (name === null || fields[name] !== undefined) return null;
+      if (readMsgpackContainer(bytes, start + len, false) !== n) return null;
+      i = mpNumber.end;
+      const col = new Array<FieldValue>(n);
+      for (let k = 0; k < n; k++) {
+        const c = bytes[i];
+        if (c === 0xc0) {
+          col[k] = null;
+          i++;
+          continue;
+        }
+        const end = readMsgpackNumber(bytes, i);
+        if (end >= 0) {
+          col[k] = mpNumber.value;
+          i = end;
+          continue;
+        }
+        packer ??= new MsgpackValuePacker(bytes.length);
+        i = packer.pack(bytes, i);
+        if (i < 0) return null;
+        col[k] = packer.taken as unknown as FieldValue;
+      }
+      fields[name] = col;
+    }
+    entries.push({ id, key, ts, fields, tagCount, longestTagValue, mark, names, depth: packer?.depth ?? 0 });
+    if (packer) packer.depth = 0;
+  }
+  if (i !== bytes.length) return null;
+  return new ScannedWrite(bytes, entries, false, identities.rotations === rotations, false, true);
 }

@@ -302,8 +302,7 @@ function* parseSteps(input: WriteBody, limits: WriteLimits, now: number, fast = 
       for (let j = 0; j < e.ts.length && usual; j++) if (e.ts[j]! > latest) usual = false;
     }
     if (!usual) {
-      const text = input.scanned.text();
-      return yield* parseSteps(ndjson ? { kind: 'ndjson', text } : { kind: 'json', body: JSON.parse(text) as unknown }, limits, now, fast);
+      return yield* parseSteps(input.scanned.general(), limits, now, fast);
     }
     const what = samples ? 'samples' : 'series';
     const where = ndjson ? (i: number) => `line ${i + 1}` : (i: number) => `${what}[${i}]`;

@@ -1,3 +1,4 @@
+import { MapKeys } from './map-keys.js';
 import { PackedValue } from './packed.js';
 import { ByteArena, packLength, packNumber, packStrHeader, strHeaderBytes } from './records.js';
 
@@ -196,9 +197,7 @@ const VALUE_DEPTH = 64;
  */
 export class JsonValuePacker extends ByteArena {
   /** Start and length of each key of the objects being packed (for the duplicate check). */
-  private keyAt = new Int32Array(64);
-  private keyLen = new Int32Array(64);
-  private keys = 0;
+  private readonly keys = new MapKeys();
   /** Levels of arrays and objects in the deepest value packed since the caller last set it to 0 (0: scalars only). */
   depth = 0;
   /** The value of the last `pack`. */
@@ -229,7 +228,7 @@ export class JsonValuePacker extends ByteArena {
    */
   pack(bytes: Uint8Array, i: number): number {
     this.pos = this.mark;
-    this.keys = 0;
+    this.keys.count = 0;
     this.pending.length = 0;
     const end = this.value(bytes, i, 0);
     if (end < 0) return -1;
@@ -364,14 +363,14 @@ export class JsonValuePacker extends ByteArena {
     this.ensure(1);
     // From `mark`: `ensure` may move the value being packed.
     const head = this.pos++ - this.mark;
-    const first = this.keys;
+    const first = this.keys.count;
     let n = 0;
     if (b[i] === 0x7d) i++;
     else
       for (;;) {
         if (b[i] !== 0x22) return -1;
         const end = stringEnd(b, i + 1);
-        if (end < 0 || b[end + 1] !== 0x3a || !this.newKey(b, i + 1, end, first)) return -1;
+        if (end < 0 || b[end + 1] !== 0x3a || !this.keys.add(b, i + 1, end - i - 1, first)) return -1;
         this.string(b, i + 1, end);
         i = this.value(b, end + 2, depth + 1);
         if (i < 0) return -1;
@@ -380,42 +379,9 @@ export class JsonValuePacker extends ByteArena {
         if (c === 0x7d) break;
         if (c !== 0x2c) return -1;
       }
-    this.keys = first;
+    this.keys.count = first;
     this.header(head, n, 0x80, 0xde);
     return i;
-  }
-
-  /**
-   * Whether the key b[start, end) keeps its place through JSON.parse: not integer-like (listed
-   * first by a JS object), not `__proto__`, not a key the object has already (from `first` on).
-   */
-  private newKey(b: Uint8Array, start: number, end: number, first: number): boolean {
-    const len = end - start;
-    const c = b[start]!;
-    if (c >= 0x30 && c <= 0x39) {
-      let k = start + 1;
-      while (k < end && b[k]! >= 0x30 && b[k]! <= 0x39) k++;
-      if (k === end) return false;
-    }
-    if (len === 9 && c === 0x5f && isProto(b, start)) return false;
-    for (let k = first; k < this.keys; k++) {
-      if (this.keyLen[k] !== len) continue;
-      const at = this.keyAt[k]!;
-      let j = 0;
-      while (j < len && b[at + j] === b[start + j]) j++;
-      if (j === len) return false;
-    }
-    if (this.keys === this.keyAt.length) {
-      const at = new Int32Array(this.keys * 2);
-      at.set(this.keyAt);
-      this.keyAt = at;
-      const lens = new Int32Array(this.keys * 2);
-      lens.set(this.keyLen);
-      this.keyLen = lens;
-    }
-    this.keyAt[this.keys] = start;
-    this.keyLen[this.keys++] = len;
-    return true;
   }
 
   /** The header of `n` entries at `head` (from `mark`), where one byte was kept for it: a longer one moves the entries up. */
@@ -434,13 +400,6 @@ export class JsonValuePacker extends ByteArena {
     const pending = this.pending;
     for (let k = 0; k < pending.length; k += 2) if (pending[k]! > head) pending[k]! += extra;
   }
-}
-
-const PROTO = [0x5f, 0x5f, 0x70, 0x72, 0x6f, 0x74, 0x6f, 0x5f, 0x5f]; // "__proto__"
-
-function isProto(b: Uint8Array, at: number): boolean {
-  for (let k = 0; k < 9; k++) if (b[at + k] !== PROTO[k]) return false;
-  return true;
 }
 
 /** The index of the closing quote of a plain string starting at `from` (printable ASCII, no backslash), or -1. */

@@ -1,5 +1,6 @@
 import { nameMap, own, type FieldValue, type SeriesColumns } from '@s4/core';
 import { msgpack } from '../msgpack.js';
+import { isProto } from './map-keys.js';
 
 /**
  * A record's nested field value (an array or a map) left as the MessagePack bytes of its hot log.
@@ -132,8 +133,6 @@ export function scalarBytes(b: number): number {
   }
 }
 
-const PROTO = [0x5f, 0x5f, 0x70, 0x72, 0x6f, 0x74, 0x6f, 0x5f, 0x5f]; // "__proto__"
-
 /**
  * The end of the value at data[p] when it holds only what a JSON value packs to (nil, booleans,
  * numbers, strings, arrays, maps with string keys other than `__proto__`), or -1 (anything else,
@@ -167,18 +166,13 @@ export function packedEnd(data: Uint8Array, p: number, end: number, depth = 0): 
         at = q + headBytes(k);
       }
       if (at + len > end) return -1;
-      if (len === PROTO.length && isProto(data, at)) return -1;
+      if (len === 9 && isProto(data, at)) return -1;
       q = at + len;
     }
     q = packedEnd(data, q, end, depth + 1);
     if (q < 0) return -1;
   }
   return q;
-}
-
-function isProto(data: Uint8Array, at: number): boolean {
-  for (let j = 0; j < PROTO.length; j++) if (data[at + j] !== PROTO[j]) return false;
-  return true;
 }
 
 /** Bytes of the number at data[p] (its type byte included): what scalarBytes gives, but 0 for nil and booleans. */
