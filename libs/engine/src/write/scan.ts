@@ -3,6 +3,7 @@ import {
   DeferredNumbers,
   JsonValuePacker,
   MsgpackValuePacker,
+  forgetMsgpackBody,
   mpNumber,
   msgpack,
   printable,
@@ -683,6 +684,14 @@ function identityOfMsgpack(bytes: Uint8Array, start: number, end: number): Serie
  * holds them together).
  */
 export function* scanMsgpackSteps(bytes: Uint8Array): Generator<void, ScannedWrite | null> {
+  try {
+    return yield* scanMsgpack(bytes);
+  } finally {
+    forgetMsgpackBody();
+  }
+}
+
+function* scanMsgpack(bytes: Uint8Array): Generator<void, ScannedWrite | null> {
   const rotations = identities.rotations;
   if (readMsgpackContainer(bytes, 0, true) !== 1) return null;
   let i = memberAt(bytes, mpNumber.end, MP_SERIES);

@@ -124,7 +124,16 @@ export function printable(b: Uint8Array, start: number, len: number): boolean {
 /** What the readers below read: a number's value, or where a header ends. */
 export const mpNumber = { value: 0, end: 0 };
 
-const scratch = new DataView(new ArrayBuffer(8));
+/** A view of the body being read (made at its first multi-byte number; forgetMsgpackBody lets go of it). */
+let viewOf: Uint8Array | null = null;
+const NO_VIEW: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0));
+let view: DataView<ArrayBufferLike> = NO_VIEW;
+
+/** Lets go of the body readMsgpackNumber keeps a view of: a reader calls it once done with a body. */
+export function forgetMsgpackBody(): void {
+  viewOf = null;
+  view = NO_VIEW;
+}
 
 /**
  * A finite number at b[i] as msgpackr decodes it (64-bit integers as numbers: only up to 2^53,
@@ -142,68 +151,74 @@ export function readMsgpackNumber(b: Uint8Array, i: number): number {
     mpNumber.value = c - 0x100;
     return i + 1;
   }
+  if (c < 0xca || c > 0xd3) return -1;
+  if (b !== viewOf) {
+    view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+    viewOf = b;
+  }
+  const p = i + 1;
+  let v: number;
   let n: number;
   switch (c) {
-    case 0xcc:
-    case 0xd0:
-      n = 1;
-      break;
-    case 0xcd:
-    case 0xd1:
-      n = 2;
-      break;
-    case 0xce:
-    case 0xd2:
-    case 0xca:
-      n = 4;
-      break;
-    case 0xcf:
-    case 0xd3:
     case 0xcb:
       n = 8;
+      if (p + n > b.length) return -1;
+      v = view.getFloat64(p);
+      if (v - v !== 0) return -1; // NaN, ±Infinity
+      break;
+    case 0xca:
+      n = 4;
+      if (p + n > b.length) return -1;
+      v = view.getFloat32(p);
+      if (v - v !== 0) return -1;
+      break;
+    case 0xcc:
+      n = 1;
+      if (p + n > b.length) return -1;
+      v = b[p]!;
+      break;
+    case 0xcd:
+      n = 2;
+      if (p + n > b.length) return -1;
+      v = view.getUint16(p);
+      break;
+    case 0xce:
+      n = 4;
+      if (p + n > b.length) return -1;
+      v = view.getUint32(p);
+      break;
+    case 0xd0:
+      n = 1;
+      if (p + n > b.length) return -1;
+      v = view.getInt8(p);
+      break;
+    case 0xd1:
+      n = 2;
+      if (p + n > b.length) return -1;
+      v = view.getInt16(p);
+      break;
+    case 0xd2:
+      n = 4;
+      if (p + n > b.length) return -1;
+      v = view.getInt32(p);
+      break;
+    case 0xcf:
+      n = 8;
+      if (p + n > b.length) return -1;
+      v = view.getUint32(p) * 0x1_0000_0000 + view.getUint32(p + 4);
+      if (v > Number.MAX_SAFE_INTEGER) return -1;
+      break;
+    case 0xd3:
+      n = 8;
+      if (p + n > b.length) return -1;
+      v = view.getInt32(p) * 0x1_0000_0000 + view.getUint32(p + 4);
+      if (!Number.isSafeInteger(v)) return -1;
       break;
     default:
       return -1;
   }
-  if (i + 1 + n > b.length) return -1;
-  for (let k = 0; k < n; k++) scratch.setUint8(k, b[i + 1 + k]!);
-  let v: number;
-  switch (c) {
-    case 0xcc:
-      v = scratch.getUint8(0);
-      break;
-    case 0xd0:
-      v = scratch.getInt8(0);
-      break;
-    case 0xcd:
-      v = scratch.getUint16(0);
-      break;
-    case 0xd1:
-      v = scratch.getInt16(0);
-      break;
-    case 0xce:
-      v = scratch.getUint32(0);
-      break;
-    case 0xd2:
-      v = scratch.getInt32(0);
-      break;
-    case 0xca:
-      v = scratch.getFloat32(0);
-      break;
-    case 0xcb:
-      v = scratch.getFloat64(0);
-      break;
-    case 0xcf:
-      v = scratch.getUint32(0) * 0x1_0000_0000 + scratch.getUint32(4);
-      if (v > Number.MAX_SAFE_INTEGER) return -1;
-      break;
-    default:
-      v = scratch.getInt32(0) * 0x1_0000_0000 + scratch.getUint32(4);
-      if (!Number.isSafeInteger(v)) return -1;
-  }
-  if (v - v !== 0) return -1; // NaN, ±Infinity
   mpNumber.value = v;
-  return i + 1 + n;
+  return p + n;
 }
 
 /**
