@@ -28,17 +28,19 @@ function device(d: number): { ts: number[]; records: Record<string, FieldValue>[
 }
 
 const data = DEVICES.map((_, d) => device(d));
-const key = (d: number) => ExpectedStore.key('machine.gps', { device: DEVICES[d]! });
+/** The same records under two metrics: written as NDJSON rows, and as MessagePack columns the way the SDK sends them. */
+const METRICS = ['machine.gps', 'machine.gps.sdk'];
+const key = (d: number, metric: string) => ExpectedStore.key(metric, { device: DEVICES[d]! });
 
 /** Per series, the columns the store must answer (all fields, or projected by path). */
-function expected(paths?: string[]): Map<string, { ts: number[]; fields: Record<string, FieldValue[]> }> {
+function expected(metric: string, paths?: string[]): Map<string, { ts: number[]; fields: Record<string, FieldValue[]> }> {
   const out = new Map<string, { ts: number[]; fields: Record<string, FieldValue[]> }>();
   data.forEach(({ ts, records }, d) => {
     const fields: Record<string, FieldValue[]> = {};
     records.forEach((r, i) => {
       for (const [k, v] of Object.entries(r)) (fields[k] ??= new Array<FieldValue>(ts.length).fill(null))[i] = v;
     });
-    out.set(key(d), paths ? projectColumns({ ts, fields }, paths) : { ts, fields });
+    out.set(key(d, metric), paths ? projectColumns({ ts, fields }, paths) : { ts, fields });
   });
   return out;
 }
@@ -67,23 +69,37 @@ describe.each(MODES)('nested records end to end over HTTP: %s', (mode) => {
   });
 
   async function checkAll(): Promise<void> {
-    const range = { metric: 'machine.gps', from: String(H0 - H), to: String(H0 + 3 * H) };
-    for (const format of ['json', 'ndjson'] as const) expect(asRecords(await queryAll(s4.url, range, format))).toEqual(asRecords(expected()));
-    for (const paths of PROJECTIONS) {
-      const got = await queryAll(s4.url, { ...range, fields: paths.join(',') }, 'json');
-      expect(asRecords(got), paths.join(',')).toEqual(asRecords(expected(paths)));
+    for (const metric of METRICS) {
+      const range = { metric, from: String(H0 - H), to: String(H0 + 3 * H) };
+      for (const format of ['json', 'ndjson'] as const) expect(asRecords(await queryAll(s4.url, range, format)), metric).toEqual(asRecords(expected(metric)));
+      for (const paths of PROJECTIONS) {
+        const got = await queryAll(s4.url, { ...range, fields: paths.join(',') }, 'json');
+        expect(asRecords(got), `${metric} ${paths.join(',')}`).toEqual(asRecords(expected(metric, paths)));
+      }
     }
   }
 
-  it('writes nested records as JSON rows and reads them back exactly and projected by path from the hot tier', async () => {
-    const rows = data.flatMap(({ ts, records }, d) => records.map((fields, i) => JSON.stringify({ metric: 'machine.gps', tags: { device: DEVICES[d] }, ts: ts[i], fields })));
+  it("writes nested records as JSON rows and as MessagePack columns (the SDK's wire), and reads them back exactly and projected by path from the hot tier", async () => {
+    const rows = data.flatMap(({ ts, records }, d) => records.map((fields, i) => JSON.stringify({ metric: METRICS[0], tags: { device: DEVICES[d] }, ts: ts[i], fields })));
     for (let b = 0; b < rows.length; b += 1000) await expectOk(await post(`${s4.url}/v1/write`, rows.slice(b, b + 1000).join('\n'), 'application/x-ndjson'));
+    // As the SDK's client.ts toColumns sends a batch: a column per field, null where a record lacks it.
+    for (let b = 0; b < N; b += 500) {
+      const series = data.map(({ ts, records }, d) => {
+        const chunk = records.slice(b, b + 500);
+        const fields: Record<string, FieldValue[]> = {};
+        chunk.forEach((r, i) => {
+          for (const [k, v] of Object.entries(r)) (fields[k] ??= new Array<FieldValue>(chunk.length).fill(null))[i] = v;
+        });
+        return { metric: METRICS[1], tags: { device: DEVICES[d] }, ts: ts.slice(b, b + 500), fields };
+      });
+      await expectOk(await post(`${s4.url}/v1/write`, { series }, 'application/msgpack'));
+    }
     await checkAll();
   });
 
   it('after a flush, reads them back exactly and projected by path from segments', async () => {
     const stats = (await (await expectOk(await post(`${s4.url}/v1/admin/flush`, {}))).json()) as { samples: number };
-    expect(stats.samples).toBe(DEVICES.length * N);
+    expect(stats.samples).toBe(METRICS.length * DEVICES.length * N);
     await checkAll();
   });
 });
