@@ -3,7 +3,6 @@ import { LimitError, ValidationError } from '@s4/core';
 import { runSteps } from '../concurrency.js';
 import { Packr } from 'msgpackr';
 import { PackedValue, RecordEncoder, msgpack } from '@s4/format';
-import { gpsRecords } from '../../../format/src/testing/gps.js';
 import { distinctSeries, scanMsgpackSteps, scanSeriesSteps, sizeSeriesCaches } from './scan.js';
 import { parseWrite, type SeriesWrite, type WriteLimits } from './validate.js';
 
@@ -454,21 +453,6 @@ describe('scanMsgpackSteps (MessagePack write bodies read from their bytes)', ()
     // A series written as MessagePack is the series written as JSON.
     const json = scan('{"series":[{"metric":"m","tags":{"host":"h1","dc":"a"},"ts":[9],"fields":{"value":[1]}}]}')!;
     expect(json.entries[0]!.id).toBe(scanMp(body)!.entries[0]!.id);
-  });
-
-  it("takes the SDK's write of GPS records (changing shapes, nulls for absent fields) and answers as the general path", () => {
-    const { records } = gpsRecords(300, 3);
-    const fields: Record<string, unknown[]> = {};
-    records.forEach((r, i) => {
-      for (const [k, v] of Object.entries(r as Record<string, unknown>)) (fields[k] ??= new Array<unknown>(records.length).fill(null))[i] = v;
-    });
-    fields['imu']![7] = 'offline';
-    const body = sdk.pack({ series: [{ metric: 'machine.gps', tags: { device: 'dm-1' }, ts: records.map((_, i) => 1 + i * 3), fields }] });
-    const r = bothWays(body, { ...limits, maxFieldsPerSample: 100, maxSamplesPerRequest: 1000, maxNestingDepth: 64 })!;
-    expect(r).not.toBeNull();
-    expect(r.scanned).toEqual(r.general);
-    expect(r.bytesOk!.scanned).toEqual(r.bytesOk!.general);
-    expect(r.bytesOk!.scanned).toHaveLength(1);
   });
 
   it('leaves anything else to msgpackr and the general path', () => {
