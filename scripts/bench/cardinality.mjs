@@ -338,6 +338,14 @@ async function runS4(mode) {
     const metrics = (await request(`${base}/metrics`, { agent: http })).body.toString();
     const flushPasses = /s4_flush_seconds_count (\d+)/.exec(metrics)?.[1];
     const flushSum = /s4_flush_seconds_sum ([\d.e+-]+)/.exec(metrics)?.[1];
+    // Every pass of each worker role, periodic and admin (s4_worker_pass_seconds): what an admin call may have waited behind.
+    const passes = {};
+    for (const m of metrics.matchAll(/^s4_worker_pass_seconds_(count|sum)\{role="(\w+)",trigger="(\w+)"\} ([\d.e+-]+)$/gm)) {
+      const k = `${m[2]}/${m[3]}`;
+      passes[k] ??= { passes: 0, seconds: 0 };
+      if (m[1] === 'count') passes[k].passes = Number(m[4]);
+      else passes[k].seconds = +Number(m[4]).toFixed(1);
+    }
     return {
       ingest: ing,
       duringIngest: {
@@ -355,6 +363,7 @@ async function runS4(mode) {
       compact: { seconds: +compactS.toFixed(1), readyzP99Ms: p(compactProbe.map((s) => s.ready), 0.99), queryP99Ms: p(compactProbe.map((s) => s.query), 0.99), stats: compact },
       rollupSeconds: +rollupS.toFixed(1),
       periodicFlushes: { passes: Number(flushPasses ?? NaN), seconds: Number(Number(flushSum ?? NaN).toFixed(1)) },
+      workerPasses: passes,
       atRest: {
         segmentBytes: seg.bytes,
         segmentObjects: seg.files,

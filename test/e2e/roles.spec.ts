@@ -165,6 +165,8 @@ describe('process roles: the segment and aggregate roles run in worker threads',
     const text = await metrics(server.url);
     expect(sample(text, 's4_worker_passes_total{role="segment",trigger="admin"}')).toBe(1);
     expect(sample(text, 's4_worker_passes_total{role="aggregate",trigger="admin"}')).toBe(1);
+    expect(sample(text, 's4_worker_pass_seconds_count{role="aggregate",trigger="admin"}')).toBe(1);
+    expect(sample(text, 's4_worker_pass_seconds_sum{role="segment",trigger="admin"}')).toBeGreaterThan(0);
     expect(threadIds(text, 'segment')).toEqual([]); // the one-off threads have ended
     const all = await queryAll(server.url, { metric: 'roles.m', from: '0', to: String(Date.now()) }, 'msgpack');
     expect(all.size).toBe(300);

@@ -30,6 +30,14 @@ export class Metrics {
   readonly retentionExpired = new Counter({ name: 's4_retention_expired_total', help: 'Objects retention took out of the catalogs (deleted after the grace), by kind (segment, rollup, catalog)', labelNames: ['kind'], registers: [this.registry] });
   readonly compactErrors = new Counter({ name: 's4_compact_errors_total', help: 'Failed compaction passes', registers: [this.registry] });
   readonly workerPasses = new Counter({ name: 's4_worker_passes_total', help: 'Passes run by the role worker threads, by role and trigger (periodic or admin)', labelNames: ['role', 'trigger'], registers: [this.registry] });
+  /** How long passes take, every role alike: a slow rollup or compaction pass, or an admin call queued behind a periodic one, shows here. */
+  readonly workerPassSeconds = new Histogram({
+    name: 's4_worker_pass_seconds',
+    help: 'Duration of the role worker threads\' passes, by role and trigger (periodic or admin)',
+    labelNames: ['role', 'trigger'],
+    buckets: [0.01, 0.1, 1, 10, 60, 300],
+    registers: [this.registry],
+  });
   readonly workerThreads = new Gauge({ name: 's4_worker_thread_info', help: 'The role worker threads running now (1 per thread), with their thread ids', labelNames: ['role', 'thread_id'], registers: [this.registry] });
   readonly seriesRefused = new Counter({ name: 's4_limit_refused_total', help: 'Write requests refused by a namespace limit (maxActiveSeries, maxNewSeriesPerMinute, maxSamplesPerSecond), by namespace and limit', labelNames: ['namespace', 'limit'], registers: [this.registry] });
   readonly policyReloads = new Counter({ name: 's4_namespace_reloads_total', help: 'Reloads of the namespace policy file, by outcome (accepted, refused)', labelNames: ['outcome'], registers: [this.registry] });
@@ -125,8 +133,9 @@ export class Metrics {
     this.flushErrors.inc();
   }
 
-  recordPass(role: string, trigger: string): void {
+  recordPass(role: string, trigger: string, ms: number): void {
     this.workerPasses.inc({ role, trigger });
+    this.workerPassSeconds.observe({ role, trigger }, ms / 1000);
   }
 
   threadStarted(role: string, threadId: number): void {

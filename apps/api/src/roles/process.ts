@@ -126,7 +126,7 @@ function metricsObserver(metrics: Metrics): RoleThreadObserver {
     started: (role, threadId) => metrics.threadStarted(role, threadId),
     ended: (role, threadId, unexpectedly) => metrics.threadEnded(role, threadId, unexpectedly),
     pass(role, trigger, stats, ms) {
-      metrics.recordPass(role, trigger);
+      metrics.recordPass(role, trigger, ms);
       if (role === 'segment') metrics.recordFlush(stats as FlushStats, ms);
       else if (role === 'aggregate') metrics.recordRollup(stats as RollupStats);
       else metrics.recordCompaction(stats as CompactStats);
