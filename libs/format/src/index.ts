@@ -13,7 +13,7 @@ export {
 export { DAY_LIST_VERSION, decodeDayList, encodeDayList } from './catalog/day-list.js';
 export { RecordEncoder, decodeRecords, decodeRecordsToEncode, type Fields } from './hotlog/records.js';
 export { DeferredNumbers, JsonValuePacker, readJsonNumber } from './hotlog/json-values.js';
-export { MsgpackValuePacker, forgetMsgpackBody, mpNumber, printable, readMsgpackContainer, readMsgpackNumber, readMsgpackStringHeader } from './hotlog/msgpack-values.js';
+export { MsgpackValuePacker, mpRead, printable, readMsgpackContainer, readMsgpackNumber, readMsgpackStringHeader } from './hotlog/msgpack-values.js';
 export { PackedValue } from './hotlog/packed.js';
 export { WAL_HEADER_BYTES, WAL_RECORD_TYPES, decodeWal, encodeHotAppends, encodeWalAppends, encodeWalRecord, encodeWalRecordAt, walSeriesBytes, type WalAppend, type WalRecord, type WalRelease } from './wal/wal.js';
 export * from './shred/index.js';

@@ -4,7 +4,7 @@ import * as zlib from 'node:zlib';
 import type { FastifyInstance, FastifyRequest, RequestPayload } from 'fastify';
 import { S4Error } from '@s4/core';
 import { msgpack, snappyDecompress, snappyLength } from '@s4/format';
-import { runSteps, runStepsSliced, scanMsgpackSteps, scanSeriesSteps } from '@s4/engine';
+import { runSteps, runStepsSliced, scanMsgpackSteps, scanSeriesSteps, type ScannedWrite } from '@s4/engine';
 import { parseWriteBodySlices } from './json-slices.js';
 
 /** Content-Encodings a write body may use; anything else is a 415, never silently read as-is. */
@@ -95,21 +95,8 @@ export function installBodyDecoding(fastify: FastifyInstance, limits: { maxBodyB
     // scrape round): what the scan takes is ASCII without a backslash and names nothing
     // `__proto__`, so the UTF-8, escape and poisoning checks below have nothing to find in it.
     // Anything else (null) takes the path below, as it always did.
-    if (write && bytes[0] === 0x7b && bytes[1] === 0x22) {
-      if (bytes.length >= SLICED_BODY_CHARS) {
-        runStepsSliced(scanSeriesSteps(bytes), SCAN_SLICE_MS).then(
-          (scanned) => (scanned ? done(null, scanned) : parseText.call(this)),
-          () => parseText.call(this),
-        );
-        return;
-      }
-      const scanned = runSteps(scanSeriesSteps(bytes));
-      if (scanned) {
-        done(null, scanned);
-        return;
-      }
-    }
-    parseText.call(this);
+    if (write && bytes[0] === 0x7b && bytes[1] === 0x22) scanOr(bytes, () => scanSeriesSteps(bytes), done, () => parseText.call(this));
+    else parseText.call(this);
 
     function parseText(this: FastifyInstance): void {
       let text: string;
@@ -165,21 +152,8 @@ export function installBodyDecoding(fastify: FastifyInstance, limits: { maxBodyB
       }
     };
     // Compact samples a line, as the JSON parser above scans them (records packed from their bytes).
-    if (req.url.split('?')[0] === '/v1/write' && bytes[0] === 0x7b && bytes[1] === 0x22) {
-      if (bytes.length >= SLICED_BODY_CHARS) {
-        runStepsSliced(scanSeriesSteps(bytes, true), SCAN_SLICE_MS).then(
-          (scanned) => (scanned ? done(null, scanned) : text()),
-          () => text(),
-        );
-        return;
-      }
-      const scanned = runSteps(scanSeriesSteps(bytes, true));
-      if (scanned) {
-        done(null, scanned);
-        return;
-      }
-    }
-    text();
+    if (req.url.split('?')[0] === '/v1/write' && bytes[0] === 0x7b && bytes[1] === 0x22) scanOr(bytes, () => scanSeriesSteps(bytes, true), done, text);
+    else text();
   });
   fastify.addContentTypeParser('application/msgpack', { parseAs: 'buffer', bodyLimit: maxBodyBytes }, (req, body, done) => {
     const bytes = body as Buffer;
@@ -197,21 +171,8 @@ export function installBodyDecoding(fastify: FastifyInstance, limits: { maxBodyB
     };
     // A write as the SDK packs it is read from its bytes, as JSON bodies are above (engine
     // write/scan.ts): no object per record or value; anything else (null) is decoded by msgpackr.
-    if (req.url.split('?')[0] === '/v1/write' && (bytes[0] === 0x81 || bytes[0] === 0xde)) {
-      if (bytes.length >= SLICED_BODY_CHARS) {
-        runStepsSliced(scanMsgpackSteps(bytes), SCAN_SLICE_MS).then(
-          (scanned) => (scanned ? done(null, scanned) : unpack()),
-          () => unpack(),
-        );
-        return;
-      }
-      const scanned = runSteps(scanMsgpackSteps(bytes));
-      if (scanned) {
-        done(null, scanned);
-        return;
-      }
-    }
-    unpack();
+    if (req.url.split('?')[0] === '/v1/write' && (bytes[0] === 0x81 || bytes[0] === 0xde)) scanOr(bytes, () => scanMsgpackSteps(bytes), done, unpack);
+    else unpack();
   });
 
   // Line protocol: strict UTF-8 text, for the Influx paths only; other paths keep Fastify's
@@ -262,6 +223,24 @@ const SCAN_SLICE_MS = 10;
 
 /** Write bodies at least this long (characters) are parsed in pieces (json-slices.ts). */
 const SLICED_BODY_CHARS = 1 << 20;
+
+/**
+ * A write body the engine's scan (write/scan.ts) may take: `done` with what it took, else
+ * `general()` (the body's own parser, with its errors). A large body is scanned in slices with
+ * turns of the event loop between them; the scan never throws, but a failure still falls back.
+ */
+function scanOr(bytes: Uint8Array, steps: () => Generator<void, ScannedWrite | null>, done: (err: Error | null, body?: unknown) => void, general: () => void): void {
+  if (bytes.length >= SLICED_BODY_CHARS) {
+    runStepsSliced(steps(), SCAN_SLICE_MS).then(
+      (scanned) => (scanned ? done(null, scanned) : general()),
+      () => general(),
+    );
+    return;
+  }
+  const scanned = runSteps(steps());
+  if (scanned) done(null, scanned);
+  else general();
+}
 /** secure-json-parse's own test for a `__proto__` key, escapes included. */
 const SUSPECT_PROTO = /"(?:_|\\u005[Ff])(?:_|\\u005[Ff])(?:p|\\u0070)(?:r|\\u0072)(?:o|\\u006[Ff])(?:t|\\u0074)(?:o|\\u006[Ff])(?:_|\\u005[Ff])(?:_|\\u005[Ff])"\s*:/;
 /** Characters per piece: a few milliseconds of JSON.parse. */

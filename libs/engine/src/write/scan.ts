@@ -3,8 +3,7 @@ import {
   DeferredNumbers,
   JsonValuePacker,
   MsgpackValuePacker,
-  forgetMsgpackBody,
-  mpNumber,
+  mpRead,
   msgpack,
   printable,
   readJsonNumber,
@@ -32,7 +31,7 @@ export class ScannedWrite {
   constructor(
     /**
      * The body's bytes: ASCII (the scan reads nothing else), so their latin1 text is the body's
-     * text, which parseWrite falls back to when an entry needs the general path (`text()`).
+     * text, which parseWrite falls back to when an entry needs the general path (`general()`).
      * The request's text is never made otherwise: 4 MB of string per scrape round.
      */
     public bytes: Uint8Array,
@@ -612,21 +611,22 @@ const MP_FIELDS = ascii('fields');
 
 /** The end of the string at bytes[i] (any header form) when it is `name`, else -1. */
 function memberAt(bytes: Uint8Array, i: number, name: Uint8Array): number {
-  if (readMsgpackStringHeader(bytes, i) !== name.length || !at(bytes, mpNumber.end, name)) return -1;
-  return mpNumber.end + name.length;
+  if (readMsgpackStringHeader(bytes, i) !== name.length || !at(bytes, mpRead.end, name)) return -1;
+  return mpRead.end + name.length;
 }
 
 /**
  * The end of a string at bytes[i] that can stand in a key text (printable ASCII without `"` or `\`,
- * so that its JSON text is its bytes in quotes), its bytes from `mpNumber.end`; -1 otherwise.
+ * so that its JSON text is its bytes in quotes), its bytes from `mpRead.end`; -1 otherwise.
  */
 function keyString(bytes: Uint8Array, i: number): number {
   const len = readMsgpackStringHeader(bytes, i);
-  if (len < 0) return -1;
-  const start = mpNumber.end;
-  if (!printable(bytes, start, len)) return -1;
-  for (let k = start; k < start + len; k++) if (bytes[k] === 0x22 || bytes[k] === 0x5c) return -1;
-  mpNumber.end = start;
+  const start = mpRead.end;
+  if (len < 0 || start + len > bytes.length) return -1;
+  for (let k = start; k < start + len; k++) {
+    const c = bytes[k]!;
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return -1;
+  }
   return start + len;
 }
 
@@ -637,12 +637,12 @@ function keyString(bytes: Uint8Array, i: number): number {
  */
 function keyTextAt(bytes: Uint8Array, i: number, text?: string[]): number {
   if (readMsgpackContainer(bytes, i, true) !== 4) return -1;
-  i = memberAt(bytes, mpNumber.end, MP_METRIC);
+  i = memberAt(bytes, mpRead.end, MP_METRIC);
   if (i < 0) return -1;
   const str = (): boolean => {
     const e = keyString(bytes, i);
     if (e < 0) return false;
-    text?.push('"', latin1(bytes, mpNumber.end, e), '"');
+    text?.push('"', latin1(bytes, mpRead.end, e), '"');
     i = e;
     return true;
   };
@@ -651,7 +651,7 @@ function keyTextAt(bytes: Uint8Array, i: number, text?: string[]): number {
   i = memberAt(bytes, i, MP_TAGS);
   const tags = i < 0 ? -1 : readMsgpackContainer(bytes, i, true);
   if (tags < 0) return -1;
-  i = mpNumber.end;
+  i = mpRead.end;
   text?.push(',"tags":{');
   for (let k = 0; k < tags; k++) {
     text?.push(k > 0 ? ',' : '');
@@ -684,20 +684,12 @@ function identityOfMsgpack(bytes: Uint8Array, start: number, end: number): Serie
  * holds them together).
  */
 export function* scanMsgpackSteps(bytes: Uint8Array): Generator<void, ScannedWrite | null> {
-  try {
-    return yield* scanMsgpack(bytes);
-  } finally {
-    forgetMsgpackBody();
-  }
-}
-
-function* scanMsgpack(bytes: Uint8Array): Generator<void, ScannedWrite | null> {
   const rotations = identities.rotations;
   if (readMsgpackContainer(bytes, 0, true) !== 1) return null;
-  let i = memberAt(bytes, mpNumber.end, MP_SERIES);
+  let i = memberAt(bytes, mpRead.end, MP_SERIES);
   const count = i < 0 ? -1 : readMsgpackContainer(bytes, i, false);
   if (count < 0) return null;
-  i = mpNumber.end;
+  i = mpRead.end;
   const entries: ScannedEntry[] = [];
   let packer: MsgpackValuePacker | null = null;
   for (let e = 0; e < count; e++) {
@@ -719,27 +711,27 @@ function* scanMsgpack(bytes: Uint8Array): Generator<void, ScannedWrite | null> {
     i = memberAt(bytes, i, MP_TS);
     const n = i < 0 ? -1 : readMsgpackContainer(bytes, i, false);
     if (n < 1) return null;
-    i = mpNumber.end;
+    i = mpRead.end;
     const ts = new Array<number>(n);
     for (let k = 0; k < n; k++) {
       i = readMsgpackNumber(bytes, i);
-      const t = mpNumber.value;
+      const t = mpRead.value;
       if (i < 0 || !Number.isInteger(t) || t < 0 || t >= 1e15 || Object.is(t, -0)) return null;
       ts[k] = t;
     }
     i = memberAt(bytes, i, MP_FIELDS);
     const names = i < 0 ? -1 : readMsgpackContainer(bytes, i, true);
     if (names < 1) return null;
-    i = mpNumber.end;
+    i = mpRead.end;
     const fields = new Columns();
     for (let f = 0; f < names; f++) {
       const len = readMsgpackStringHeader(bytes, i);
-      if (len < 0 || !printable(bytes, mpNumber.end, len)) return null;
-      const start = mpNumber.end;
+      if (len < 0 || !printable(bytes, mpRead.end, len)) return null;
+      const start = mpRead.end;
       const name = fieldName(bytes, start, start + len, f);
       if (name === null || fields[name] !== undefined) return null;
       if (readMsgpackContainer(bytes, start + len, false) !== n) return null;
-      i = mpNumber.end;
+      i = mpRead.end;
       const col = new Array<FieldValue>(n);
       for (let k = 0; k < n; k++) {
         const c = bytes[i];
@@ -750,7 +742,7 @@ function* scanMsgpack(bytes: Uint8Array): Generator<void, ScannedWrite | null> {
         }
         const end = readMsgpackNumber(bytes, i);
         if (end >= 0) {
-          col[k] = mpNumber.value;
+          col[k] = mpRead.value;
           i = end;
           continue;
         }
