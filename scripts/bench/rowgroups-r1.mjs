@@ -5,7 +5,7 @@
 //                                              # (BENCH_MACHINES, BENCH_RECORD_MINUTES, BENCH_PLAN_END: the hour the load ended in)
 //   node scripts/bench/rowgroups-r1.mjs compact # fold each window's parts into one (S4_COMPACT_SETTLE_MS=0), so blocks hold the hour
 //   node scripts/bench/rowgroups-r1.mjs read    # R1: one machine × the whole range, as SDK records and as parsed JSON
-//                                              # (BENCH_R1_VARIANTS: sdk,json; also proj, R3: imu.vibration projected)
+//                                              # (BENCH_R1_VARIANTS: sdk,json; also proj, R3: imu.vibration projected, and field, R2: imu projected)
 //
 // Same knobs as records-r4.mjs (BENCH_WORK, BENCH_S4_PORT, BENCH_S4_DIST, BENCH_SDK_DIST, BENCH_REPEATS);
 // server CPU from /proc per query, client CPU from process.cpuUsage().
@@ -46,6 +46,11 @@ async function read() {
   const { S4Client } = await import(env.BENCH_SDK_DIST || join(ROOT, 'apps/sdk/dist/esm/index.js'));
   const s4 = await startS4({ log: 'r1-s4.log' });
   const sdk = new S4Client({ url: URL_, retry: { retries: 1, minDelayMs: 0, maxDelayMs: 0 } });
+  const projected = async (fields) => {
+    const r = await request(`${URL_}/v1/query?metric=${METRIC}&tag=machine:${machine}&from=${range.from}&to=${range.to}&format=json&fields=${fields}`);
+    if (r.status !== 200) throw new Error(`${r.status}: ${r.body.toString().slice(0, 300)}`);
+    return JSON.parse(r.body.toString('utf8')).series.flatMap((s) => s.ts);
+  };
   const variants = {
     async sdk() {
       const out = [];
@@ -58,11 +63,13 @@ async function read() {
       const o = JSON.parse(r.body.toString('utf8'));
       return o.series.flatMap((s) => s.ts);
     },
-    // R3: the same, one field projected
+    // R3: the same, one leaf projected
     async proj() {
-      const r = await request(`${URL_}/v1/query?metric=${METRIC}&tag=machine:${machine}&from=${range.from}&to=${range.to}&format=json&fields=imu.vibration`);
-      if (r.status !== 200) throw new Error(`${r.status}: ${r.body.toString().slice(0, 300)}`);
-      return JSON.parse(r.body.toString('utf8')).series.flatMap((s) => s.ts);
+      return projected('imu.vibration');
+    },
+    // R2: the same, one top-level field projected
+    async field() {
+      return projected('imu');
     },
   };
   try {

@@ -18,7 +18,7 @@ import {
   type TagSelector,
 } from '@s4/core';
 import { RedisCardinalityStore } from './cardinality.js';
-import { BulkScript } from './bulk-script.js';
+import { BulkScript, RespArgs } from './bulk-script.js';
 import { hotTierError } from './faults.js';
 import { ACQUIRE, APPEND, BUMP, RELEASE, RENEW, SCAN, SCAN_SERIES, SERIES, SHARD_STATS, UNLOCK } from './scripts.js';
 
@@ -51,6 +51,9 @@ export function shardPrefix(ref: ShardRef): string {
 const READ_SLICE = 1_000;
 const READ_SLICE_BYTES = 2 * 1024 * 1024;
 const READ_FIRST = 4;
+
+/** An append entry's bytes beside its data, about (window, id, metric, series key, RESP headers): the first guess of a call's size. */
+const APPEND_ENTRY_BYTES = 160;
 
 /** How long an append's encoding of shard scripts may hold the event loop before requests get a turn. */
 const APPEND_SLICE_MS = 10;
@@ -217,12 +220,16 @@ export class RedisHotTier implements HotTier {
           await bulkTurn();
           since = performance.now();
         }
-        const args: Arg[] = [list.length];
-        let window = NaN;
-        let windowText = '';
+        let size = 0;
+        for (const e of list) size += e.data.length + APPEND_ENTRY_BYTES;
+        const args = new RespArgs(size);
+        args.number(list.length);
         for (const e of list) {
-          if (e.window !== window) windowText = String((window = e.window));
-          args.push(windowText, e.id, e.key.metric, keyJson(e.key), Buffer.isBuffer(e.data) ? e.data : Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength));
+          args.number(e.window);
+          args.text(e.id);
+          args.text(e.key.metric);
+          args.text(keyJson(e.key));
+          args.bytes(e.data);
         }
         const call = this.appendScript.call(this.redis, prefix, args);
         call.catch(() => undefined); // handled at once: one that fails during a later turn must not end the process
