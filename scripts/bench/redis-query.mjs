@@ -8,6 +8,7 @@
 // Usage (a Redis and an S3 of your own, e.g. scripts/services/*.sh with your ports):
 //   S4_REDIS_URL=... S4_S3_ENDPOINT=... AWS_ACCESS_KEY_ID=... AWS_SECRET_ACCESS_KEY=... \
 //   BENCH_S4_PORT=18821 node scripts/bench/redis-query.mjs [repo root of the build to run, default this one]
+// BENCH_S4_NODE_ARGS: extra node options for the S4 process (e.g. --cpu-prof --cpu-prof-dir=/tmp/prof).
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -42,7 +43,7 @@ const redisCpuMs = async () => {
 
 const dataDir = mkdtempSync('/tmp/redis-query-');
 const childEnv = Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith('S4_') && k !== 'NODE_OPTIONS'));
-const child = start(process.execPath, [join(root, 'apps/api/dist/main.js')], {
+const child = start(process.execPath, [...(env.BENCH_S4_NODE_ARGS ?? '').split(' ').filter(Boolean), join(root, 'apps/api/dist/main.js')], {
   env: {
     ...childEnv,
     S4_HOST: '127.0.0.1',

@@ -23,13 +23,28 @@ describe('RespArgs', () => {
       fc.integer(),
       fc.maxSafeNat(),
       fc.double({ noNaN: true }),
+      // Repeated (an append's window), ASCII and not, short and long: every path of the writer.
+      fc.constantFrom(1764410400000, 0, 7),
+      fc.string({ unit: 'grapheme', maxLength: 300 }),
+      fc.string({ maxLength: 600 }),
     );
     const head = fc.tuple(fc.oneof(fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: 40, maxLength: 40 }), fc.string({ unit: 'binary', maxLength: 2000 })), fc.constant(1), fc.string({ unit: 'binary', maxLength: 40 }));
     fc.assert(
-      fc.property(fc.constantFrom('evalsha', 'eval', 'append'), head, fc.array(arg, { maxLength: 40 }), fc.nat({ max: 5000 }), (name, h, args, hint) => {
+      fc.property(fc.constantFrom('evalsha', 'eval', 'append'), head, fc.array(arg, { maxLength: 60 }), fc.nat({ max: 5000 }), (name, h, args, hint) => {
         // ioredis writes a command with no Buffer argument as a string: compare its bytes.
         const theirs = new Command(name, [...h, ...args]).toWritable(undefined as never);
         const ours = written(name, h, args, hint);
+        expect(ours.equals(Buffer.isBuffer(theirs) ? theirs : Buffer.from(theirs))).toBe(true);
+      }),
+    );
+  });
+
+  it('grows its buffer wherever an argument lands, a repeated number included', () => {
+    const arg = fc.oneof(fc.constant(1764410400000), fc.constant(3600000), fc.string({ maxLength: 20 }), fc.uint8Array({ maxLength: 20 }).map((a) => Buffer.from(a)));
+    fc.assert(
+      fc.property(fc.array(arg, { minLength: 50, maxLength: 400 }), fc.nat({ max: 64 }), (args, hint) => {
+        const theirs = new Command('evalsha', ['0'.repeat(40), 1, 'k', ...args]).toWritable(undefined as never);
+        const ours = written('evalsha', ['0'.repeat(40), 1, 'k'], args, hint);
         expect(ours.equals(Buffer.isBuffer(theirs) ? theirs : Buffer.from(theirs))).toBe(true);
       }),
     );

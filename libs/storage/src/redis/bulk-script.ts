@@ -3,6 +3,11 @@ import { Command, type Cluster, type Redis } from 'ioredis';
 
 /** Room kept in front of the arguments for the command's head (`*N`, name, sha, key), so the head is written in place. */
 const HEAD_ROOM = 256;
+/** Strings up to this long are tried as ASCII, bytes up to this many copied in a loop (RespArgs). */
+const SHORT_TEXT = 256;
+const SHORT_BYTES = 64;
+// eslint-disable-next-line no-control-regex -- the ASCII range starts at NUL
+const NOT_ASCII = /[^\x00-\x7f]/;
 
 /**
  * The arguments of one command written straight into RESP bytes, as they are produced. An append
@@ -42,6 +47,15 @@ export class RespArgs {
 
   /** A string as UTF-8 (as ioredis sends a string argument). */
   text(s: string): void {
+    // Series ids, metric names and series keys are short and nearly always ASCII, whose UTF-8 is
+    // their Latin-1: written by length, without Buffer.byteLength (a second native call).
+    if (s.length <= SHORT_TEXT && !NOT_ASCII.test(s)) {
+      this.room(s.length + 16);
+      this.header(s.length);
+      this.pos += this.buf.write(s, this.pos, 'latin1');
+      this.end();
+      return;
+    }
     const n = Buffer.byteLength(s);
     this.room(n + 16);
     this.header(n);
@@ -49,23 +63,45 @@ export class RespArgs {
     this.end();
   }
 
+  /** The last safe integer number() wrote, as its whole argument (`$n\r\ndigits`): an append repeats its window. */
+  private lastNumber = -1;
+  private lastNumberBytes = new Uint8Array(0);
+
   /** A number as its decimal text, as ioredis sends it (String(v); an integer beyond 2^53 exactly, as BigInt prints it). */
   number(v: number): void {
     if (!(Number.isSafeInteger(v) && v >= 0)) return this.text(Number.isInteger(v) && !Number.isSafeInteger(v) ? BigInt(v).toString() : String(v));
-    const n = digitCount(v);
-    this.room(n + 16);
-    this.header(n);
-    this.pos = writeDigits(this.buf, this.pos, v);
+    if (v !== this.lastNumber) {
+      const n = digitCount(v);
+      this.room(n + 16);
+      const start = this.pos;
+      this.header(n);
+      this.pos = writeDigits(this.buf, this.pos, v);
+      this.lastNumber = v;
+      this.lastNumberBytes = this.buf.slice(start, this.pos);
+      this.end();
+      return;
+    }
+    this.room(this.lastNumberBytes.length + 2);
+    this.copy(this.lastNumberBytes);
     this.end();
   }
 
   bytes(data: Uint8Array): void {
-    const n = data.length;
-    this.room(n + 16);
-    this.header(n);
-    this.buf.set(data, this.pos);
-    this.pos += n;
+    this.room(data.length + 16);
+    this.header(data.length);
+    this.copy(data);
     this.end();
+  }
+
+  /** Bytes at pos: a loop for a few (a sample of one series), the native copy for more. */
+  private copy(data: Uint8Array): void {
+    const n = data.length;
+    if (n <= SHORT_BYTES) {
+      const b = this.buf;
+      let p = this.pos;
+      for (let i = 0; i < n; i++) b[p++] = data[i]!;
+    } else this.buf.set(data, this.pos);
+    this.pos += n;
   }
 
   private end(): void {

@@ -58,6 +58,23 @@ const APPEND_ENTRY_BYTES = 160;
 /** How long an append's encoding of shard scripts may hold the event loop before requests get a turn. */
 const APPEND_SLICE_MS = 10;
 
+/** The APPEND script's arguments for one shard's entries: n, then (window, id, metric, series key, data) each. */
+function appendArgs(list: readonly HotAppend[]): RespArgs {
+  let size = 0;
+  for (let i = 0; i < list.length; i++) size += list[i]!.data.length + APPEND_ENTRY_BYTES;
+  const args = new RespArgs(size);
+  args.number(list.length);
+  for (let i = 0; i < list.length; i++) {
+    const e = list[i]!;
+    args.number(e.window);
+    args.text(e.id);
+    args.text(e.key.metric);
+    args.text(keyJson(e.key));
+    args.bytes(e.data);
+  }
+  return args;
+}
+
 const holder = (lease: Lease) => `${lease.owner}|${lease.fence}`;
 
 export interface RedisHotTierOptions extends RedisOptions {
@@ -220,18 +237,7 @@ export class RedisHotTier implements HotTier {
           await bulkTurn();
           since = performance.now();
         }
-        let size = 0;
-        for (const e of list) size += e.data.length + APPEND_ENTRY_BYTES;
-        const args = new RespArgs(size);
-        args.number(list.length);
-        for (const e of list) {
-          args.number(e.window);
-          args.text(e.id);
-          args.text(e.key.metric);
-          args.text(keyJson(e.key));
-          args.bytes(e.data);
-        }
-        const call = this.appendScript.call(this.redis, prefix, args);
+        const call = this.appendScript.call(this.redis, prefix, appendArgs(list));
         call.catch(() => undefined); // handled at once: one that fails during a later turn must not end the process
         calls.push(call);
       }
