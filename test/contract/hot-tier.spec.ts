@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LeaseLostError, seriesId, type HotAppend, type HotTier, type SeriesKey, type ShardRef, type TagMatcher } from '@s4/core';
+import { LeaseLostError, selects, seriesId, type HotAppend, type HotTier, type SeriesKey, type ShardRef, type TagMatcher } from '@s4/core';
 import { EmbeddedHotTier, RedisHotTier } from '@s4/storage';
 import { redisUrl, tempDir, uniqueNamespace } from '../support/servers.js';
 
@@ -413,5 +414,66 @@ describe('embedded hot tier log rewrite under load', () => {
     expect(settled).toBe('done');
     expect(await tier.openWindows(ref)).toHaveLength(20);
     await tier.close();
+  });
+});
+
+describe('redis hot tier selected scans (postings)', () => {
+  it('find exactly the series a selector picks, with series released, written again and written before postings existed', async () => {
+    const tagValue = fc.constantFrom('a', 'b', 'a=b', 'b:1', 'é', '机');
+    const tags = fc.dictionary(fc.constantFrom('host', 'dc', 'a', 'a=b', 'x:1'), tagValue, { maxKeys: 3 });
+    const series = fc.uniqueArray(fc.record({ metric: fc.constantFrom('cpu', 'c1', 'é'), tags }), { selector: (k) => seriesId(k), minLength: 1, maxLength: 25 });
+    const matcher = fc.record({ key: fc.constantFrom('host', 'dc', 'a', 'a=b', 'x:1'), op: fc.constantFrom('=', '!=', '=~', '!~'), value: fc.oneof(tagValue, fc.constant('')) }).filter((m) => m.op === '=' || m.op === '!=' || m.value !== '');
+    // Most selectors are made from a written series' tags (some of them), so that they pick something.
+    const selector = fc.record({ metric: fc.constantFrom('cpu', 'c1', 'é'), tags, matchers: fc.array(matcher, { maxLength: 2 }), from: fc.option(fc.record({ i: fc.nat(), mask: fc.nat() }), { freq: 4, nil: undefined }) });
+    const tier = new RedisHotTier(redisUrl());
+    const raw = new Redis(redisUrl());
+    try {
+      await fc.assert(
+        fc.asyncProperty(series, fc.array(fc.nat(), { maxLength: 10 }), fc.array(fc.nat(), { maxLength: 5 }), fc.array(fc.nat(), { maxLength: 10 }), fc.array(selector, { minLength: 1, maxLength: 6 }), async (keys, released, old, again, selectors) => {
+          const ref: ShardRef = { ns: uniqueNamespace(), shard: 0 };
+          const p = `s4:{${ref.ns}:0}:`;
+          const put = (k: SeriesKey, window: number, byte: number): HotAppend => ({ ref, window, id: seriesId(k), key: k, data: Uint8Array.from([byte]) });
+          const oldOnes = new Set(old.map((i) => keys[i % keys.length]!));
+          // Series whose logs an earlier version made: meta and metric set, no postings.
+          for (const k of oldOnes) {
+            await raw.zadd(`${p}windows`, 0, '0');
+            await raw.hsetnx(`${p}w:0:meta`, seriesId(k), JSON.stringify(k));
+            await raw.sadd(`${p}w:0:m:${k.metric}`, seriesId(k));
+            await raw.append(`${p}w:0:log:${seriesId(k)}`, Buffer.from([9]));
+          }
+          // The earlier version's series are not in window H: found there, a series would be found in every window.
+          await tier.append(keys.flatMap((k, i) => [put(k, 0, i), ...(oldOnes.has(k) ? [] : [put(k, H, i)])]));
+          // Released whole in window 0, some of them written again after.
+          const gone = new Set(released.map((i) => keys[i % keys.length]!));
+          const lease = (await tier.acquireLease(ref, 'w', 10_000))!;
+          await tier.release(lease, 0, [...gone].map((k) => ({ id: seriesId(k), length: oldOnes.has(k) ? 2 : 1 })));
+          const back = new Set(again.map((i) => keys[i % keys.length]!));
+          if (back.size > 0) await tier.append([...back].map((k) => put(k, 0, 200)));
+          for (const given of selectors) {
+            let s = given;
+            if (given.from) {
+              const k = keys[given.from.i % keys.length]!;
+              const picked = Object.entries(k.tags).filter((_, j) => (given.from!.mask >> j) & 1);
+              s = { ...given, metric: k.metric, tags: Object.fromEntries(picked) };
+            }
+            const sel = { tags: s.tags, matchers: s.matchers };
+            const expected = keys
+              .flatMap((k) => [...(!gone.has(k) || back.has(k) ? [[0, k]] : []), ...(oldOnes.has(k) ? [] : [[H, k]])] as [number, SeriesKey][])
+              .filter(([, k]) => k.metric === s.metric && selects(sel, k.tags))
+              .map(([w, k]) => `${w} ${seriesId(k)}`)
+              .sort();
+            const scan = await tier.scan(ref, s.metric, 0, 2 * H, sel);
+            expect(scan.logs.map((l) => `${l.window} ${l.id}`).sort()).toEqual(expected);
+          }
+          // Postings go with the series they list: window 0 released whole leaves none behind.
+          await tier.release(lease, 0, keys.map((k) => ({ id: seriesId(k), length: 3 })));
+          expect((await raw.keys(`${p}w:0:*`)).sort()).toEqual([]);
+        }),
+        { numRuns: 25 },
+      );
+    } finally {
+      raw.disconnect();
+      await tier.close();
+    }
   });
 });

@@ -20,7 +20,7 @@ import {
 import { RedisCardinalityStore } from './cardinality.js';
 import { BulkScript, RespArgs } from './bulk-script.js';
 import { hotTierError } from './faults.js';
-import { ACQUIRE, APPEND, BUMP, RELEASE, RENEW, SCAN, SCAN_SERIES, SERIES, SHARD_STATS, UNLOCK } from './scripts.js';
+import { ACQUIRE, APPEND, BUMP, RELEASE, RENEW, SCAN, SCAN_SERIES, SERIES, SERIES_MATCH, SHARD_STATS, UNLOCK } from './scripts.js';
 
 type Arg = string | number | Buffer;
 interface ScriptedRedis extends Redis {
@@ -28,6 +28,7 @@ interface ScriptedRedis extends Redis {
   s4release(prefix: string, args: Arg[]): Promise<number>;
   s4scanBuffer(prefix: string, ...args: Arg[]): Promise<(Buffer | number)[]>;
   s4seriesBuffer(prefix: string, ...args: Arg[]): Promise<(Buffer | number | false)[]>;
+  s4seriesmatchBuffer(prefix: string, args: Arg[]): Promise<(Buffer | number | false)[]>;
   s4scanseriesBuffer(prefix: string, args: Arg[]): Promise<(Buffer | number)[]>;
   s4acquire(prefix: string, owner: string, ttl: number): Promise<number | null>;
   s4renew(prefix: string, holder: string, ttl: number): Promise<number>;
@@ -73,6 +74,14 @@ function appendArgs(list: readonly HotAppend[]): RespArgs {
     args.bytes(e.data);
   }
   return args;
+}
+
+/** The tag = value pairs a selector requires (its tags, and `=` matchers of a non-empty value), flat: k1, v1, k2, v2, .... */
+function equalities(selector: TagSelector): string[] {
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(selector.tags)) out.push(k, v);
+  for (const m of selector.matchers ?? []) if (m.op === '=' && m.value !== '') out.push(m.key, m.value);
+  return out;
 }
 
 const holder = (lease: Lease) => `${lease.owner}|${lease.fence}`;
@@ -175,6 +184,7 @@ export class RedisHotTier implements HotTier {
       client.defineCommand('s4release', { numberOfKeys: 1, lua: RELEASE });
       client.defineCommand('s4scan', { numberOfKeys: 1, lua: SCAN });
       client.defineCommand('s4series', { numberOfKeys: 1, lua: SERIES });
+      client.defineCommand('s4seriesmatch', { numberOfKeys: 1, lua: SERIES_MATCH });
       client.defineCommand('s4scanseries', { numberOfKeys: 1, lua: SCAN_SERIES });
       client.defineCommand('s4acquire', { numberOfKeys: 1, lua: ACQUIRE });
       client.defineCommand('s4renew', { numberOfKeys: 1, lua: RENEW });
@@ -312,7 +322,7 @@ export class RedisHotTier implements HotTier {
   private async scanSeries(ref: ShardRef, metric: string, firstWindow: number, lastMs: number, selector: TagSelector): Promise<HotScan> {
     return this.run('reading hot samples', async () => {
       const prefix = shardPrefix(ref);
-      const { generation, keys } = await this.seriesKeys(prefix, metric, firstWindow, lastMs);
+      const { generation, keys } = await this.seriesKeys(prefix, metric, firstWindow, lastMs, equalities(selector));
       const args: Arg[] = [firstWindow, lastMs];
       for (const [id, key] of keys) if (selects(selector, key.tags)) args.push(id);
       // None of them hot: the generation read with the list completes the scan (most shards of a one-series query).
@@ -329,9 +339,16 @@ export class RedisHotTier implements HotTier {
     });
   }
 
-  /** Series id → key of the series of `metric` in the windows from `firstWindow` through `lastMs`, and the generation read with them. */
-  private async seriesKeys(prefix: string, metric: string, firstWindow: number, lastMs: number): Promise<{ generation: number; keys: Map<string, SeriesKey> }> {
-    const reply = await this.reader().s4seriesBuffer(prefix, metric, firstWindow, lastMs);
+  /**
+   * Series id → key of the series of `metric` in the windows from `firstWindow` through `lastMs`,
+   * and the generation read with them; with `pairs` (tag, value, ...), only those having them
+   * (from the postings; callers still test each key against their whole selector).
+   */
+  private async seriesKeys(prefix: string, metric: string, firstWindow: number, lastMs: number, pairs: readonly string[] = []): Promise<{ generation: number; keys: Map<string, SeriesKey> }> {
+    const reply =
+      pairs.length > 0
+        ? await this.reader().s4seriesmatchBuffer(prefix, [metric, firstWindow, lastMs, ...pairs])
+        : await this.reader().s4seriesBuffer(prefix, metric, firstWindow, lastMs);
     const out = new Map<string, SeriesKey>();
     for (let i = 1; i + 2 < reply.length; i += 3) {
       const json = reply[i + 2];
