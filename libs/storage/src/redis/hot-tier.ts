@@ -76,11 +76,14 @@ function appendArgs(list: readonly HotAppend[]): RespArgs {
   return args;
 }
 
-/** The tag = value pairs a selector requires (its tags, and `=` matchers of a non-empty value), flat: k1, v1, k2, v2, .... */
+/**
+ * The tag = value pairs a selector requires (its tags, and `=` matchers of a non-empty value), as
+ * the JSON text each is in a series key (`"k":"v"`, SERIES_MATCH).
+ */
 function equalities(selector: TagSelector): string[] {
   const out: string[] = [];
-  for (const [k, v] of Object.entries(selector.tags)) out.push(k, v);
-  for (const m of selector.matchers ?? []) if (m.op === '=' && m.value !== '') out.push(m.key, m.value);
+  for (const [k, v] of Object.entries(selector.tags)) out.push(`${JSON.stringify(k)}:${JSON.stringify(v)}`);
+  for (const m of selector.matchers ?? []) if (m.op === '=' && m.value !== '') out.push(`${JSON.stringify(m.key)}:${JSON.stringify(m.value)}`);
   return out;
 }
 
@@ -341,8 +344,8 @@ export class RedisHotTier implements HotTier {
 
   /**
    * Series id → key of the series of `metric` in the windows from `firstWindow` through `lastMs`,
-   * and the generation read with them; with `pairs` (tag, value, ...), only those having them
-   * (from the postings; callers still test each key against their whole selector).
+   * and the generation read with them; with `pairs` (equalities()), only those whose keys hold
+   * them (callers still test each key against their whole selector).
    */
   private async seriesKeys(prefix: string, metric: string, firstWindow: number, lastMs: number, pairs: readonly string[] = []): Promise<{ generation: number; keys: Map<string, SeriesKey> }> {
     const reply =
