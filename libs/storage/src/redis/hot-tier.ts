@@ -20,7 +20,7 @@ import {
 import { RedisCardinalityStore } from './cardinality.js';
 import { BulkScript, RespArgs } from './bulk-script.js';
 import { hotTierError } from './faults.js';
-import { ACQUIRE, APPEND, BUMP, RELEASE, RENEW, SCAN, SCAN_SERIES, SERIES, SERIES_MATCH, SHARD_STATS, UNLOCK } from './scripts.js';
+import { ACQUIRE, APPEND, BUMP, RELEASE, RENEW, SCAN, SCAN_SERIES, SERIES, SHARD_STATS, UNLOCK } from './scripts.js';
 
 type Arg = string | number | Buffer;
 interface ScriptedRedis extends Redis {
@@ -28,7 +28,6 @@ interface ScriptedRedis extends Redis {
   s4release(prefix: string, args: Arg[]): Promise<number>;
   s4scanBuffer(prefix: string, ...args: Arg[]): Promise<(Buffer | number)[]>;
   s4seriesBuffer(prefix: string, ...args: Arg[]): Promise<(Buffer | number | false)[]>;
-  s4seriesmatchBuffer(prefix: string, args: Arg[]): Promise<(Buffer | number | false)[]>;
   s4scanseriesBuffer(prefix: string, args: Arg[]): Promise<(Buffer | number)[]>;
   s4acquire(prefix: string, owner: string, ttl: number): Promise<number | null>;
   s4renew(prefix: string, holder: string, ttl: number): Promise<number>;
@@ -78,7 +77,7 @@ function appendArgs(list: readonly HotAppend[]): RespArgs {
 
 /**
  * The tag = value pairs a selector requires (its tags, and `=` matchers of a non-empty value), as
- * the JSON text each is in a series key (`"k":"v"`, SERIES_MATCH).
+ * the JSON text each is in a series key (`"k":"v"`, SERIES).
  */
 function equalities(selector: TagSelector): string[] {
   const out: string[] = [];
@@ -187,7 +186,6 @@ export class RedisHotTier implements HotTier {
       client.defineCommand('s4release', { numberOfKeys: 1, lua: RELEASE });
       client.defineCommand('s4scan', { numberOfKeys: 1, lua: SCAN });
       client.defineCommand('s4series', { numberOfKeys: 1, lua: SERIES });
-      client.defineCommand('s4seriesmatch', { numberOfKeys: 1, lua: SERIES_MATCH });
       client.defineCommand('s4scanseries', { numberOfKeys: 1, lua: SCAN_SERIES });
       client.defineCommand('s4acquire', { numberOfKeys: 1, lua: ACQUIRE });
       client.defineCommand('s4renew', { numberOfKeys: 1, lua: RENEW });
@@ -348,10 +346,7 @@ export class RedisHotTier implements HotTier {
    * them (callers still test each key against their whole selector).
    */
   private async seriesKeys(prefix: string, metric: string, firstWindow: number, lastMs: number, pairs: readonly string[] = []): Promise<{ generation: number; keys: Map<string, SeriesKey> }> {
-    const reply =
-      pairs.length > 0
-        ? await this.reader().s4seriesmatchBuffer(prefix, [metric, firstWindow, lastMs, ...pairs])
-        : await this.reader().s4seriesBuffer(prefix, metric, firstWindow, lastMs);
+    const reply = await this.reader().s4seriesBuffer(prefix, metric, firstWindow, lastMs, ...pairs);
     const out = new Map<string, SeriesKey>();
     for (let i = 1; i + 2 < reply.length; i += 3) {
       const json = reply[i + 2];

@@ -107,42 +107,18 @@ return out
 /**
  * The series of one metric in the windows of a range, without their logs: what a scan of some
  * series reads first (the caller picks the series by their tags) and what seriesIn lists.
- * ARGV: metric, fromWindow, lastWindow. Returns { gen, w1, id1, key1, w2, ... }. O(series of the
- * metric). The generation is read with the list: when the caller picks none of the series, no
- * log of its selection is hot at that generation, and that is a complete scan.
+ * ARGV: metric, fromWindow, lastWindow, then the tag = value pairs the selector requires, if any,
+ * each as the JSON text it is in a series key (`"k":"v"`). Returns { gen, w1, id1, key1, w2, ... }:
+ * the series whose keys hold every pair, that is the text followed by `,` or `}` (inside a JSON
+ * string every `"` is escaped, so the text can only stand at a member of the key; `"metric":"…"`
+ * can pass for a tag named metric, which the caller's test of the whole selector then drops).
+ * O(series of the metric) in Redis, but only the series that can match are sent: sending every
+ * key for the engine to parse and test cost more than the rest of a one-series query (at 1 M
+ * series about 3,000 keys a shard, 16 shards, to pick one series). The generation is read with
+ * the list: when the caller picks none of the series, no log of its selection is hot at that
+ * generation, and that is a complete scan.
  */
 export const SERIES = `
-local p = KEYS[1]
-local out = { tonumber(redis.call('GET', p .. 'gen') or '0') }
-local windows = redis.call('ZRANGEBYSCORE', p .. 'windows', ARGV[2], ARGV[3])
-for _, w in ipairs(windows) do
-  local wp = p .. 'w:' .. w .. ':'
-  local ids = redis.call('SMEMBERS', wp .. 'm:' .. ARGV[1])
-  -- HMGET by slices: unpack of more than a few thousand values overflows Lua's stack.
-  for at = 1, #ids, 1000 do
-    local last = math.min(at + 999, #ids)
-    local keys = redis.call('HMGET', wp .. 'meta', unpack(ids, at, last))
-    for i = at, last do
-      out[#out + 1] = w
-      out[#out + 1] = ids[i]
-      out[#out + 1] = keys[i - at + 1]
-    end
-  end
-end
-return out
-`;
-
-/**
- * As SERIES, but only the series whose key holds every tag = value pair of the selector: ARGV[4..]
- * are the pairs as JSON text (`"k":"v"`, as JSON.stringify wrote them into the key), and a pair is
- * held when that text is in the key followed by `,` or `}` (inside a string every `"` is escaped,
- * so the text can only stand at a member of the key; `"metric":"…"` can pass for a tag named
- * metric, which the caller's test of the whole selector then drops). Redis still reads every series
- * of the metric, but sends only the few that can match: SERIES sent every key, and the engine parsed
- * and tested all of them (at 1 M series about 3,000 keys a shard, 16 shards, to pick one series).
- * ARGV: metric, fromWindow, lastWindow, pair1, pair2, .... Returns { gen, w1, id1, key1, w2, ... }.
- */
-export const SERIES_MATCH = `
 local p = KEYS[1]
 local out = { tonumber(redis.call('GET', p .. 'gen') or '0') }
 local windows = redis.call('ZRANGEBYSCORE', p .. 'windows', ARGV[2], ARGV[3])
