@@ -317,3 +317,68 @@ async function allRollups(e: Awaited<ReturnType<typeof engine>>): Promise<string
   for (const shard of shards) for (const en of (await e.rollupCatalogs.load({ ns: 'default', shard }, day)).catalog.entries) out.push(en.key);
   return out.sort();
 }
+
+describe('latest equals brute force over the raw samples', () => {
+  it('whatever parts, hot data, deletes and range; a series that ends early in a window read whole', async () => {
+    // Series 2 writes only in the first 20 minutes of each hour: its latest lies before the end of its window's parts.
+    const early = write.map((w) => (w.series === 2 ? { ...w, ts: H0 + Math.floor((w.ts - H0) / H) * H + ((w.ts - H0) % H) % 1_200_000 } : w));
+    const tombstone = fc.record({ series: fc.integer({ min: 0, max: 2 }), from: fc.integer({ min: 0, max: 3 * 3600 }), minutes: fc.integer({ min: 0, max: 45 }) });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(early, { minLength: 1, maxLength: 300 }),
+        fc.array(early, { maxLength: 100 }),
+        fc.array(early, { maxLength: 30 }),
+        fc.array(tombstone, { maxLength: 3 }),
+        fc.constantFrom([H0, H0 + 3 * H], [H0 - H, H0 + 4 * H], [H0 + 1234, H0 + 2 * H + 5678], [H0 + H / 2, H0 + H + 600_000]),
+        async (first, late, hotOnly, cuts, [from, to]) => {
+          const dead: Tombstone[] = cuts.map((c, i) => ({ id: `t${i}`, metric: 'agg.m', tags: SERIES[c.series]!.tags, from: H0 + c.from * 1000, to: H0 + c.from * 1000 + c.minutes * 60_000 + 1, createdAt: 0 }));
+          const e = await engine({ forMetric: async (_ns, metric) => dead.filter((t) => t.metric === metric), list: async () => dead });
+          const model = new ExpectedStore();
+          try {
+            await apply(e, model, first);
+            await e.flusher.flushAll(H0 + 10 * H);
+            await apply(e, model, late);
+            await e.flusher.flushAll(H0 + 10 * H);
+            await apply(e, model, hotOnly);
+            const expected = model.expected();
+            const want = SERIES.flatMap((s) => {
+              const c = expected.get(ExpectedStore.key(s.metric, s.tags));
+              if (!c) return [];
+              const cut = dead.filter((t) => t.tags.s === s.tags.s);
+              for (let i = c.ts.length - 1; i >= 0; i--) {
+                const t = c.ts[i]!;
+                if (t < from || t >= to || cut.some((d) => t >= d.from && t < d.to)) continue;
+                return [{ tags: s.tags, ts: [t], value: c.fields.value![i] }];
+              }
+              return [];
+            });
+            const got = await e.query.latest({ metric: 'agg.m', tags: {}, from, to });
+            expect(got.map((r) => ({ tags: r.tags, ts: r.ts, value: r.fields.value?.[0] }))).toEqual(want);
+          } finally {
+            await e.hot.close();
+          }
+        },
+      ),
+      { numRuns: 40, seed: 20261129 },
+    );
+  });
+
+  it('takes a flushed sample over an earlier one still hot, for a series that ends before the other series of its window', async () => {
+    const e = await engine();
+    const model = new ExpectedStore();
+    try {
+      // b and c share a shard (of 4): one part holds both, ending where b ends.
+      await apply(e, model, [
+        { series: 1, ts: H0 + 3_540_000, value: 1 },
+        { series: 2, ts: H0 + 600_000, value: 2 },
+        { series: 2, ts: H0 + 900_000, value: 3 },
+      ]);
+      await e.flusher.flushAll(H0 + 10 * H);
+      await apply(e, model, [{ series: 2, ts: H0 + 300_000, value: 4 }]);
+      const got = await e.query.latest({ metric: 'agg.m', tags: {}, from: H0, to: H0 + H });
+      expect(got.map((r) => [r.tags.s, r.ts[0], r.fields.value?.[0]])).toEqual([['b', H0 + 3_540_000, 1], ['c', H0 + 900_000, 3]]);
+    } finally {
+      await e.hot.close();
+    }
+  });
+});

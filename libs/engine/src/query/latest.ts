@@ -1,6 +1,7 @@
 import { canonicalSeries, nameMap, type SeriesColumns } from '@s4/core';
 import { mapLimit } from '../concurrency.js';
-import { mergeWindows } from './raw-reader.js';
+import { mergeWindows, type RawSources } from './raw-reader.js';
+import type { CatalogEntry } from '@s4/format';
 import { deletedFor } from './deleted.js';
 import { withoutDeleted } from '../deletes/tombstones.js';
 import type { Readers } from './readers.js';
@@ -18,24 +19,50 @@ export async function latest({ hot, planner, raw, concurrency, tombstones }: Rea
     const dead = await deleted(ref.ns);
     const windows = [...new Set([...entries.map((e) => e.window), ...scan.logs.map((l) => l.window)])].sort((a, b) => b - a);
     const found = new Map<string, SeriesResult>();
-    for (const w of windows) {
-      const sources = await raw.sources(
-        spec,
-        entries.filter((e) => e.window === w),
-        scan.logs.filter((l) => l.window === w && !found.has(l.id)),
-        found,
-      );
+    /** The newest sample in `range` of each series `sources` holds that is not found yet. */
+    const take = (sources: RawSources, range: QuerySpec) => {
       for (const [id, { key, windows: ws }] of sources) {
         if (found.has(id)) continue;
-        const data = withoutDeleted(mergeWindows(ws, spec, spec.fields), key, dead);
+        const data = withoutDeleted(mergeWindows(ws, range, spec.fields), key, dead);
         const n = data.ts.length;
         if (n === 0) continue;
         const fields: SeriesColumns['fields'] = nameMap();
         for (const [f, col] of Object.entries(data.fields)) if (col[n - 1] !== null) fields[f] = [col[n - 1]!];
         found.set(id, { id, metric: key.metric, tags: key.tags, ts: [data.ts[n - 1]!], fields });
       }
+    };
+    for (const w of windows) {
+      const parts = entries.filter((e) => e.window === w);
+      const logs = () => scan.logs.filter((l) => l.window === w && !found.has(l.id));
+      // First the end of the window only, from the last sample time its oldest-ending part holds:
+      // a series with a sample there has its latest there, and only the row groups holding it are
+      // decoded (a whole hour block per series was most of a latest query: 128 ms for 200 sensors
+      // at 1 Hz, where a restarted server with a warm cache took 4). The same range for every part,
+      // so the newest write of a timestamp still wins. Series with nothing there (ended earlier,
+      // or their last samples deleted) are then read over the whole range, as before.
+      const end = recentFrom(parts, spec);
+      if (end > spec.from) {
+        const recent = { ...spec, from: end };
+        take(await raw.sources(recent, parts, logs(), found), recent);
+      }
+      take(await raw.sources(spec, parts, logs(), found), spec);
     }
     return [...found.values()];
   });
   return perShard.flat().sort((a, b) => (canonicalSeries(a) < canonicalSeries(b) ? -1 : 1));
+}
+
+/**
+ * Where the end of a window's parts starts: the earliest of their last sample times, or the range's
+ * start when a part reaches past the range (its last sample says nothing of what is inside) or
+ * there is no part (hot data only, read whole anyway).
+ */
+function recentFrom(parts: readonly CatalogEntry[], spec: QuerySpec): number {
+  if (parts.length === 0) return spec.from;
+  let end = Number.POSITIVE_INFINITY;
+  for (const p of parts) {
+    if (p.maxTs >= spec.to) return spec.from;
+    end = Math.min(end, p.maxTs);
+  }
+  return Math.max(spec.from, end);
 }
