@@ -59,6 +59,17 @@ async function apply(e: Awaited<ReturnType<typeof engine>>, model: ExpectedStore
   for (const s of samples) model.write(s.metric, s.tags, s.ts, s.fields);
 }
 
+/** Writes flushed as a first part, late writes flushed as a second part (rolled up between, and after when asked), then writes left hot. */
+async function load(e: Awaited<ReturnType<typeof engine>>, model: ExpectedStore, first: Write[], late: Write[], hotOnly: Write[], rollups?: { after: boolean }): Promise<void> {
+  await apply(e, model, first);
+  await e.flusher.flushAll(H0 + 10 * H);
+  if (rollups) await e.rollups.rollupAll(0, H0 + 86_400_000);
+  await apply(e, model, late);
+  await e.flusher.flushAll(H0 + 10 * H);
+  if (rollups?.after) await e.rollups.rollupAll(0, H0 + 86_400_000);
+  await apply(e, model, hotOnly);
+}
+
 async function check(e: Awaited<ReturnType<typeof engine>>, model: ExpectedStore, step: number, from: number, to: number, groupAll: boolean): Promise<void> {
   const expected = model.expected();
   const got = await e.query.aggregate({ metric: 'agg.m', tags: {}, from, to, step, aggs: ALL_AGGS, groupBy: groupAll ? [] : undefined });
@@ -95,13 +106,7 @@ describe('step aggregation equals brute force over the raw samples', () => {
           const e = await engine();
           const model = new ExpectedStore();
           try {
-            await apply(e, model, first);
-            await e.flusher.flushAll(H0 + 10 * H);
-            await e.rollups.rollupAll(0, H0 + 86_400_000);
-            await apply(e, model, late);
-            await e.flusher.flushAll(H0 + 10 * H);
-            if (rollupAfterLate) await e.rollups.rollupAll(0, H0 + 86_400_000);
-            await apply(e, model, hotOnly);
+            await load(e, model, first, late, hotOnly, { after: rollupAfterLate });
             await check(e, model, step, from, to, groupAll);
           } finally {
             await e.hot.close();
@@ -335,11 +340,7 @@ describe('latest equals brute force over the raw samples', () => {
           const e = await engine({ forMetric: async (_ns, metric) => dead.filter((t) => t.metric === metric), list: async () => dead });
           const model = new ExpectedStore();
           try {
-            await apply(e, model, first);
-            await e.flusher.flushAll(H0 + 10 * H);
-            await apply(e, model, late);
-            await e.flusher.flushAll(H0 + 10 * H);
-            await apply(e, model, hotOnly);
+            await load(e, model, first, late, hotOnly);
             const expected = model.expected();
             const want = SERIES.flatMap((s) => {
               const c = expected.get(ExpectedStore.key(s.metric, s.tags));

@@ -65,7 +65,7 @@ export class RespArgs {
 
   /** The last safe integer number() wrote, as its whole argument (`$n\r\ndigits`): an append repeats its window. */
   private lastNumber = -1;
-  private lastNumberBytes = new Uint8Array(0);
+  private lastNumberBytes: Uint8Array = new Uint8Array(0);
 
   /** A number as its decimal text, as ioredis sends it (String(v); an integer beyond 2^53 exactly, as BigInt prints it). */
   number(v: number): void {
@@ -75,9 +75,9 @@ export class RespArgs {
       this.room(n + 16);
       const start = this.pos;
       this.header(n);
-      this.pos = writeDigits(this.buf, this.pos, v);
+      this.pos = writeDigits(this.buf, this.pos, v, n);
       this.lastNumber = v;
-      this.lastNumberBytes = this.buf.slice(start, this.pos);
+      this.lastNumberBytes = this.buf.subarray(start, this.pos);
       this.end();
       return;
     }
@@ -137,9 +137,9 @@ function digitCount(v: number): number {
   return digits;
 }
 
-/** The decimal digits of a non-negative safe integer at b[p]; returns the end. */
-function writeDigits(b: Buffer, p: number, v: number): number {
-  const end = p + digitCount(v);
+/** The decimal digits of a non-negative safe integer at b[p] (`digits` of them, when the caller counted); returns the end. */
+function writeDigits(b: Buffer, p: number, v: number, digits = digitCount(v)): number {
+  const end = p + digits;
   let at = end;
   for (let x = v; at > p; x = Math.floor(x / 10)) b[--at] = 48 + (x % 10);
   return end;
