@@ -13,14 +13,31 @@ describe('mergeSources', () => {
   });
 
   it('merges any sources as a map of timestamps to the last row written there would', () => {
+    // A source is sorted and unique (as a block is) or any rows (as a hot log is); `shift` moves
+    // its times past the ones before it, so that sources following one another in time come up.
     const source = fc.integer({ min: 0, max: 6 }).chain((n) =>
       fc.record({
         ts: fc.array(fc.integer({ min: 0, max: 8 }), { minLength: n, maxLength: n }),
         fields: fc.dictionary(fc.constantFrom('a', 'b', '10', 'constructor'), fc.array(fc.oneof(fc.integer(), fc.constant(null)), { minLength: n, maxLength: n })),
+        sorted: fc.boolean(),
+        shift: fc.boolean(),
       }),
     );
+    let sequences = 0;
     fc.assert(
-      fc.property(fc.array(source, { maxLength: 5 }), (sources) => {
+      fc.property(fc.array(source, { maxLength: 6 }), (generated) => {
+        let base = 0;
+        const sources = generated.map(({ ts, fields, sorted, shift }) => {
+          if (shift) ts = ts.map((t) => t + base);
+          base = Math.max(base, ...ts.map((t) => t + 1));
+          if (!sorted) return { ts, fields, sorted };
+          // Sorted and unique: the last row of each timestamp, in time order.
+          const last = new Map<number, number>();
+          ts.forEach((t, i) => last.set(t, i));
+          const rows = [...last.entries()].sort((x, y) => x[0] - y[0]).map(([, i]) => i);
+          return { ts: rows.map((i) => ts[i]!), fields: Object.fromEntries(Object.entries(fields).map(([f, col]) => [f, rows.map((i) => col[i]!)])), sorted };
+        });
+        if (sources.length > 1 && sources.every((s, i) => s.sorted && (i === 0 || s.ts.length === 0 || s.ts[0]! > Math.max(-1, ...sources.slice(0, i).flatMap((x) => x.ts))))) sequences++;
         const names = new Set(sources.flatMap((s) => Object.keys(s.fields)));
         const rows = new Map<number, Map<string, FieldValue>>();
         for (const s of sources)
@@ -31,11 +48,12 @@ describe('mergeSources', () => {
           });
         const times = [...rows.keys()].sort((x, y) => x - y);
         const want = { ts: times, fields: nameMap([...names].map((f) => [f, times.map((t) => rows.get(t)!.get(f)!)] as [string, FieldValue[]])) };
-        const got = mergeSources(sources.map((s) => ({ data: { ts: s.ts, fields: nameMap(Object.entries(s.fields) as [string, FieldValue[]][]) }, sortedUnique: false })));
+        const got = mergeSources(sources.map((s) => ({ data: { ts: s.ts, fields: nameMap(Object.entries(s.fields) as [string, FieldValue[]][]) }, sortedUnique: s.sorted })));
         expect(got).toEqual(want);
       }),
-      { numRuns: 300 },
+      { numRuns: 1000 },
     );
+    expect(sequences).toBeGreaterThan(10);
   });
 
   it('says which columns a merge would leave as they are (the flusher then skips it)', () => {

@@ -1,15 +1,17 @@
-import { canonicalSeries, nameMap, type SeriesColumns } from '@s4/core';
+import { WINDOW_MS, canonicalSeries, nameMap, type SeriesColumns } from '@s4/core';
 import { mapLimit } from '../concurrency.js';
-import { mergeWindows, type RawSources } from './raw-reader.js';
-import type { CatalogEntry } from '@s4/format';
+import { inSpec, mergeWindows, type RawSources } from './raw-reader.js';
+import { selects } from './selector.js';
 import { deletedFor } from './deleted.js';
 import { withoutDeleted } from '../deletes/tombstones.js';
 import type { Readers } from './readers.js';
 import type { QuerySpec, SeriesResult } from './types.js';
 
 /**
- * The latest sample in [from, to) of every matching series. Windows are visited newest first;
- * a series found in a newer window is not read again in older ones.
+ * The latest sample in [from, to) of every matching series. Each series is read in the newest
+ * window that holds it (found from the parts' listings and the hot logs before any block is
+ * read), and in the next older one only when that window had nothing in range for it (its
+ * samples deleted, or none inside the range after all).
  */
 export async function latest({ hot, planner, raw, concurrency, tombstones }: Readers, spec: QuerySpec): Promise<SeriesResult[]> {
   const deleted = deletedFor({ tombstones }, spec.metric);
@@ -17,7 +19,26 @@ export async function latest({ hot, planner, raw, concurrency, tombstones }: Rea
     const scan = await hot.scan(ref, spec.metric, spec.from, spec.to, spec);
     const entries = await planner.segmentEntries(ref, spec, scan.generation);
     const dead = await deleted(ref.ns);
-    const windows = [...new Set([...entries.map((e) => e.window), ...scan.logs.map((l) => l.window)])].sort((a, b) => b - a);
+    // Per series, the windows that may hold its samples in range and, per window, where its
+    // parts' samples there end (see recentEnd). Visiting every window in turn instead cost two
+    // listings of each part of the day for every latest query.
+    const held = new Map<string, Map<number, number>>();
+    const hold = (id: string, window: number, end: number) => {
+      let ends = held.get(id);
+      if (!ends) held.set(id, (ends = new Map<number, number>()));
+      const was = ends.get(window);
+      ends.set(window, was === undefined ? end : laterEnd(was, end));
+    };
+    const listings = await mapLimit(entries, Math.max(1, Math.ceil(concurrency / 2)), (e) => raw.listed(e, spec));
+    entries.forEach((e, k) => {
+      // A day object is listed once per hour window it holds; its entries span the day.
+      const from = Math.max(spec.from, e.window);
+      const to = Math.min(spec.to, e.window + WINDOW_MS);
+      for (const s of listings[k]!) if (inSpec(s, spec) && s.maxTs >= from && s.minTs < to) hold(s.id, e.window, s.maxTs < to ? s.maxTs : UNKNOWN);
+    });
+    for (const l of scan.logs) if (selects(spec, l.key.tags)) hold(l.id, l.window, HOT_ONLY);
+    const windowsOf = new Map([...held].map(([id, ends]) => [id, [...ends.keys()].sort((a, b) => b - a)]));
+
     const found = new Map<string, SeriesResult>();
     /** The newest sample in `range` of each series `sources` holds that is not found yet. */
     const take = (sources: RawSources, range: QuerySpec) => {
@@ -31,21 +52,40 @@ export async function latest({ hot, planner, raw, concurrency, tombstones }: Rea
         found.set(id, { id, metric: key.metric, tags: key.tags, ts: [data.ts[n - 1]!], fields });
       }
     };
-    for (const w of windows) {
-      const parts = entries.filter((e) => e.window === w);
-      const logs = () => scan.logs.filter((l) => l.window === w && !found.has(l.id));
-      // First the end of the window only, from the last sample time its oldest-ending part holds:
-      // a series with a sample there has its latest there, and only the row groups holding it are
-      // decoded (a whole hour block per series was most of a latest query: 128 ms for 200 sensors
-      // at 1 Hz, where a restarted server with a warm cache took 4). The same range for every part,
-      // so the newest write of a timestamp still wins. Series with nothing there (ended earlier,
-      // or their last samples deleted) are then read over the whole range, as before.
-      const end = recentFrom(parts, spec);
-      if (end > spec.from) {
-        const recent = { ...spec, from: end };
-        take(await raw.sources(recent, parts, logs(), found), recent);
+    const tried = new Map<string, number>();
+    for (;;) {
+      // The next window of each series not found yet.
+      const byWindow = new Map<number, Set<string>>();
+      for (const [id, windows] of windowsOf) {
+        if (found.has(id)) continue;
+        const at = tried.get(id) ?? 0;
+        if (at >= windows.length) continue;
+        tried.set(id, at + 1);
+        const w = windows[at]!;
+        let ids = byWindow.get(w);
+        if (!ids) byWindow.set(w, (ids = new Set()));
+        ids.add(id);
       }
-      take(await raw.sources(spec, parts, logs(), found), spec);
+      if (byWindow.size === 0) break;
+      for (const w of [...byWindow.keys()].sort((a, b) => b - a)) {
+        const ids = byWindow.get(w)!;
+        const keep = (id: string, window: number) => window === w && ids.has(id);
+        const parts = entries.filter((e) => e.window === w);
+        const logs = () => scan.logs.filter((l) => l.window === w && ids.has(l.id) && !found.has(l.id));
+        // First from where the parts' samples of these series end, to the end of the range: a
+        // series with a sample there has its latest there, and only the row groups holding it are
+        // decoded (a whole hour block per series was most of a latest query: 128 ms for 200
+        // sensors at 1 Hz, where a restarted server with a warm cache took 4). The same range for
+        // every source, so the newest write of a timestamp still wins. Series with nothing there
+        // (their last samples deleted, or hot only) are then read over the whole range.
+        let end = Number.POSITIVE_INFINITY;
+        for (const id of ids) end = Math.min(end, held.get(id)!.get(w)!);
+        if (end > spec.from && end < spec.to) {
+          const recent = { ...spec, from: end };
+          take(await raw.sources(recent, parts, logs(), found, keep), recent);
+        }
+        take(await raw.sources(spec, parts, logs(), found, keep), spec);
+      }
     }
     return [...found.values()];
   });
@@ -53,16 +93,16 @@ export async function latest({ hot, planner, raw, concurrency, tombstones }: Rea
 }
 
 /**
- * Where the end of a window's parts starts: the earliest of their last sample times, or the range's
- * start when a part reaches past the range (its last sample says nothing of what is inside) or
- * there is no part (hot data only, read whole anyway).
+ * Where a series' samples in a window end, as its parts' listings say: the latest of their last
+ * sample times, UNKNOWN when a part reaches past the range (its last sample says nothing of what
+ * is inside), HOT_ONLY while only hot logs hold it (they are read whole, so they set no bound).
  */
-function recentFrom(parts: readonly CatalogEntry[], spec: QuerySpec): number {
-  if (parts.length === 0) return spec.from;
-  let end = Number.POSITIVE_INFINITY;
-  for (const p of parts) {
-    if (p.maxTs >= spec.to) return spec.from;
-    end = Math.min(end, p.maxTs);
-  }
-  return Math.max(spec.from, end);
+const UNKNOWN = Number.NEGATIVE_INFINITY;
+const HOT_ONLY = Number.POSITIVE_INFINITY;
+
+function laterEnd(a: number, b: number): number {
+  if (a === UNKNOWN || b === UNKNOWN) return UNKNOWN;
+  if (a === HOT_ONLY) return b;
+  if (b === HOT_ONLY) return a;
+  return Math.max(a, b);
 }

@@ -188,6 +188,15 @@ export class RawReader {
   }
 
   /**
+   * The footer entries of a part that may match the selector (time range not applied; inSpec
+   * says which do), from the series index when it covers the part, else from the footer.
+   */
+  async listed(entry: CatalogEntry, spec: QuerySpec): Promise<readonly FooterEntry[]> {
+    // A day object's entries are not in the series index (it indexes hour parts): its footer says.
+    return (isDaySegmentKey(entry.key) ? undefined : await this.index?.blocks(entry, spec)) ?? (await this.footerEntries(entry, spec));
+  }
+
+  /**
    * Per matching series and window: the raw sources in ascending precedence (parts in the order
    * given, then hot logs). Series in `skip` are not read from the parts, nor those `keep` refuses
    * for the part's window.
@@ -217,11 +226,8 @@ export class RawReader {
       if (!read) {
         const windows = windowsOf.get(entry.key)!;
         read = (async () => {
-          // A day object's entries are not in the series index (it indexes hour parts): its footer says.
-          const list = (isDaySegmentKey(entry.key) ? undefined : await this.index?.blocks(entry, spec)) ?? (await this.footerEntries(entry, spec));
-          const wanted = list.filter(
-            (s) => !skip?.has(s.id) && (!keep || windows.some((w) => keep(s.id, w))) && s.metric === spec.metric && selects(spec, s.tags) && s.maxTs >= spec.from && s.minTs < spec.to,
-          );
+          const list = await this.listed(entry, spec);
+          const wanted = list.filter((s) => !skip?.has(s.id) && (!keep || windows.some((w) => keep(s.id, w))) && inSpec(s, spec));
           return { wanted, blocks: await this.readGroups(entry, wanted, spec.fields, spec) };
         })();
         reads.set(entry.key, read);
@@ -260,6 +266,11 @@ export class RawReader {
     this.counters.objectBytes += got.body.length;
     return got.body;
   }
+}
+
+/** Whether a listed entry is of the spec's metric and selector and has samples around its range. */
+export function inSpec(s: FooterEntry, spec: QuerySpec): boolean {
+  return s.metric === spec.metric && selects(spec, s.tags) && s.maxTs >= spec.from && s.minTs < spec.to;
 }
 
 /**
