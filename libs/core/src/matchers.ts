@@ -164,6 +164,17 @@ export function selects(selector: TagSelector, tags: Tags): boolean {
   return tagsMatch(tags, selector.tags) && matchersMatch(tags, matchersOf(selector));
 }
 
+/**
+ * The tag = value pairs every selected series holds: the selector's tags, and its `=` matchers
+ * of a non-empty value (an empty one also selects series without the tag). A store can test
+ * these on its own representation of a key before building the key.
+ */
+export function requiredPairs(selector: TagSelector): [string, string][] {
+  const out = Object.entries(selector.tags);
+  for (const m of selector.matchers ?? []) if (m.op === '=' && m.value !== '') out.push([m.key, m.value]);
+  return out;
+}
+
 /** True when the selector names no condition, so every series of its metric is selected. */
 export function selectsAll(selector: TagSelector): boolean {
   return Object.keys(selector.tags).length === 0 && (selector.matchers?.length ?? 0) === 0;

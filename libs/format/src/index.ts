@@ -74,6 +74,7 @@ export {
   encodeRollupObject,
   isGroupedRollup,
   keysOfBlock,
+  keysOfBlockWith,
   parseGroupEntryId,
   rollupGroupEntries,
   type DecodedRollupSeries,

@@ -1,9 +1,10 @@
-import { canonicalSeries, seriesId, type SeriesColumns, type SeriesKey } from '@s4/core';
+import { canonicalSeries, requiredPairs, seriesId, type SeriesColumns, type SeriesKey } from '@s4/core';
 import {
   bucketsOfGroup,
   columnsToBuckets,
   isGroupedRollup,
   keysOfBlock,
+  keysOfBlockWith,
   parseGroupEntryId,
   parseRollupSeriesId,
   type CatalogEntry,
@@ -128,20 +129,23 @@ export class RollupReader {
     if (this.keysRead.size > KEYS_READ_REMEMBERED) this.keysRead.delete(this.keysRead.values().next().value!);
     // Per resolution chosen: the ordinals of the series read at it.
     const chosen = new Map<string, Map<number, { id: string; key: GroupedSeries }>>();
-    keysOfBlock(spec.metric, read.get(keysEntry.s)!).forEach((key, ordinal) => {
-      if (!selects(spec, key.tags)) return;
+    const keysBlock = read.get(keysEntry.s)!;
+    const pairs = requiredPairs(spec);
+    const listed = pairs.length > 0 ? keysOfBlockWith(spec.metric, keysBlock, pairs) : keysOfBlock(spec.metric, keysBlock).entries();
+    for (const [ordinal, key] of listed) {
+      if (!selects(spec, key.tags)) continue;
       const c = canonicalSeries(key);
       let id = ids.get(c);
       if (id === undefined) ids.set(c, (id = seriesId(key)));
       const res = pickResolution(step, key.resolutions);
       if (res === null) {
         fallback.add(id);
-        return;
+        continue;
       }
       let m = chosen.get(res);
       if (!m) chosen.set(res, (m = new Map<number, { id: string; key: GroupedSeries }>()));
       m.set(ordinal, { id, key });
-    });
+    }
     const wanted = groups.filter(({ g }, i) => {
       const series = chosen.get(g.resolution);
       if (!series) return false;
@@ -153,7 +157,7 @@ export class RollupReader {
     await fetch(wanted.map((w) => w.s));
     for (const { s: groupEntry, g } of wanted) {
       const series = chosen.get(g.resolution)!;
-      for (const [ordinal, byField] of bucketsOfGroup(read.get(groupEntry)!, footer.window, g.resolution)) {
+      for (const [ordinal, byField] of bucketsOfGroup(read.get(groupEntry)!, footer.window, g.resolution, series)) {
         const s = series.get(ordinal);
         if (!s) continue;
         for (const [field, buckets] of byField) add(s.id, { metric: s.key.metric, tags: s.key.tags }, field, buckets);

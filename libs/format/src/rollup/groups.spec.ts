@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { CorruptDataError, seriesId } from '@s4/core';
 import { decodeSegment, encodeSegment } from '../segment/index.js';
 import { canon, parseExact, stringifyExact } from '../testing/exact-json.js';
-import { ROLLUP_GROUP_ROWS, decodeRollupObject, encodeRollupObject, isGroupedRollup, parseGroupEntryId, type RollupSeries } from './groups.js';
+import { ROLLUP_GROUP_ROWS, bucketsOfGroup, decodeRollupObject, encodeRollupObject, isGroupedRollup, keysOfBlock, keysOfBlockWith, parseGroupEntryId, type RollupSeries } from './groups.js';
 import { bucketsToColumns, rollupSeriesId, type Bucket } from './rollup.js';
 
 /**
@@ -127,9 +127,9 @@ const seriesArb =
   });
 
 describe('rollup column version 3', () => {
-  it('round-trips any series, tags, resolutions and buckets, bit for bit', () => {
-    const window = H + 7 * 3_600_000;
-    const arb = fc
+  /** Any series of any metrics with buckets at any resolutions, in one window. */
+  const contentArb = (window: number) => {
+    return fc
       .tuple(fc.uniqueArray(seriesArb, { maxLength: 12, selector: (s) => seriesId(s) }), fc.boolean())
       .chain(([list, decimal]) =>
         fc.tuple(
@@ -144,6 +144,11 @@ describe('rollup column version 3', () => {
           ),
         ),
       );
+  };
+
+  it('round-trips any series, tags, resolutions and buckets, bit for bit', () => {
+    const window = H + 7 * 3_600_000;
+    const arb = contentArb(window);
     fc.assert(
       fc.property(arb, (content) => {
         const c = content as Content;
@@ -152,6 +157,34 @@ describe('rollup column version 3', () => {
       }),
       { numRuns: 150 },
     );
+  });
+
+  it('reads the keys and buckets of chosen series as reading all of them and picking would', () => {
+    const window = H + 7 * 3_600_000;
+    let picked = 0;
+    fc.assert(
+      fc.property(contentArb(window), fc.array(fc.boolean(), { maxLength: 12 }), (content, mask) => {
+        for (const block of decodeSegment(encode(content, window)).series) {
+          const g = parseGroupEntryId(block.id)!;
+          if (g.resolution === null) {
+            const all = keysOfBlock(block.metric, block);
+            for (const key of all) {
+              const pairs = Object.entries(key.tags).filter((_, i) => mask[i] !== false);
+              const want = all.map((k, o) => [o, k] as const).filter(([, k]) => pairs.every(([t, v]) => k.tags[t] === v));
+              expect([...keysOfBlockWith(block.metric, block, pairs)]).toEqual(want);
+            }
+            expect([...keysOfBlockWith(block.metric, block, [['no such tag', 'x']])]).toEqual([]);
+            continue;
+          }
+          const full = bucketsOfGroup(block, window, g.resolution);
+          const only = new Set([...full.keys()].filter((o) => mask[o % 12] === true));
+          picked += only.size;
+          expect(bucketsOfGroup(block, window, g.resolution, only)).toEqual(new Map([...full].filter(([o]) => only.has(o))));
+        }
+      }),
+      { numRuns: 150 },
+    );
+    expect(picked).toBeGreaterThan(20);
   });
 
   it('splits a metric into groups of about ROLLUP_GROUP_ROWS rows, never splitting a series', () => {

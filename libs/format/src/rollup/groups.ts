@@ -206,7 +206,7 @@ function splitValues(series: readonly FieldValue[], min: readonly FieldValue[], 
 }
 
 /** Min, max, first and last of a field: stored whole, or rebuilt from their split columns. */
-function valueColumns(fields: Readonly<Record<string, readonly FieldValue[]>>, series: readonly FieldValue[], f: string, what: string): (readonly FieldValue[] | undefined)[] {
+function valueColumns(fields: Readonly<Record<string, readonly FieldValue[]>>, series: readonly FieldValue[], f: string, what: string, only?: Ordinals): (readonly FieldValue[] | undefined)[] {
   const whole = ['min', 'max', 'first', 'last'].map((a) => own(fields, `${f}.${a}`));
   if (whole.every((c) => c)) return whole;
   const cols = ['valueScale', 'lastUnits', 'firstStep', 'maxAbove', 'minBelow'].map((a) => own(fields, `${f}.${a}`));
@@ -218,6 +218,8 @@ function valueColumns(fields: Readonly<Record<string, readonly FieldValue[]>>, s
   for (let i = 0; i < series.length; i++) {
     const k = scale![i];
     if (k === null || k === undefined) continue;
+    // Left null: a series' rows are consecutive, so the next wanted row starts a run of its own.
+    if (only && !only.has(series[i] as number)) continue;
     const row = [lastUnits![i], firstStep![i], maxAbove![i], minBelow![i]];
     if (typeof k !== 'number' || !Number.isInteger(k) || k < 0 || k > 22 || !row.every((v) => typeof v === 'number' && Number.isSafeInteger(v))) {
       throw new CorruptDataError(what, `field ${f}: bucket ${i} has no valid split values`);
@@ -277,7 +279,7 @@ function splitSums(sums: readonly FieldValue[]): { scale: FieldValue[]; units: F
 }
 
 /** The sum column of a field: stored whole, or rebuilt from its split columns. */
-function sumColumn(fields: Readonly<Record<string, readonly FieldValue[]>>, f: string, what: string): readonly FieldValue[] | undefined {
+function sumColumn(fields: Readonly<Record<string, readonly FieldValue[]>>, series: readonly FieldValue[], f: string, what: string, only?: Ordinals): readonly FieldValue[] | undefined {
   const whole = own(fields, `${f}.sum`);
   if (whole) return whole;
   const scale = own(fields, `${f}.${SUM_SCALE}`);
@@ -285,7 +287,7 @@ function sumColumn(fields: Readonly<Record<string, readonly FieldValue[]>>, f: s
   const ulps = own(fields, `${f}.${SUM_ULPS}`);
   if (!scale || !units || !ulps) return undefined;
   return scale.map((k, i) => {
-    if (k === null) return null;
+    if (k === null || (only && !only.has(series[i] as number))) return null;
     const d = units[i];
     const n = ulps[i];
     if (typeof k !== 'number' || !Number.isInteger(k) || k < 0 || k > 22 || typeof d !== 'number' || !Number.isSafeInteger(d) || typeof n !== 'number' || !Number.isSafeInteger(n)) {
@@ -295,6 +297,9 @@ function sumColumn(fields: Readonly<Record<string, readonly FieldValue[]>>, f: s
   });
 }
 
+/** Series ordinals a read wants (a Set, or a Map by ordinal). */
+type Ordinals = { has(ordinal: number): boolean };
+
 /** A series of a keys block: its key and the resolutions stored for it (none: read raw). */
 export interface GroupedSeries extends SeriesKey {
   resolutions: string[];
@@ -302,10 +307,33 @@ export interface GroupedSeries extends SeriesKey {
 
 /** The series a keys block lists, in ordinal order. */
 export function keysOfBlock(metric: string, block: SeriesColumns): GroupedSeries[] {
+  const keyAt = keyReader(metric, block);
+  return block.ts.map((_, i) => keyAt(i));
+}
+
+/**
+ * The series of a keys block whose tags hold every `equal` pair, by ordinal: the pairs are
+ * compared in the tag columns before any key is built (a query for one series of a metric
+ * built the keys of all of them, in every object it read).
+ */
+export function keysOfBlockWith(metric: string, block: SeriesColumns, equal: readonly (readonly [string, string])[]): Map<number, GroupedSeries> {
+  const keyAt = keyReader(metric, block);
+  const columns = equal.map(([k, v]) => [own(block.fields, `${TAG}${k}`), v] as const);
+  const out = new Map<number, GroupedSeries>();
+  // A pair on a tag no series has: none match.
+  if (columns.some(([col]) => !col)) return out;
+  rows: for (let i = 0; i < block.ts.length; i++) {
+    for (const [col, v] of columns) if (col![i] !== v) continue rows;
+    out.set(i, keyAt(i));
+  }
+  return out;
+}
+
+function keyReader(metric: string, block: SeriesColumns): (i: number) => GroupedSeries {
   const res = own(block.fields, RES);
   if (!res) throw new CorruptDataError('rollup keys block', `no ${RES} column`);
   const tagCols = Object.keys(block.fields).filter((k) => k.startsWith(TAG)).map((k) => [k.slice(TAG.length), block.fields[k]!] as const);
-  return block.ts.map((_, i) => {
+  return (i) => {
     const r = res[i];
     if (typeof r !== 'string') throw new CorruptDataError('rollup keys block', `series ${i} has no resolution list`);
     const tags = nameMap<string>();
@@ -316,11 +344,14 @@ export function keysOfBlock(metric: string, block: SeriesColumns): GroupedSeries
       tags[k] = v;
     }
     return { metric, tags, resolutions: r === '' ? [] : r.split(',') };
-  });
+  };
 }
 
-/** The buckets of a group block: per series ordinal, per field, ascending. */
-export function bucketsOfGroup(block: SeriesColumns, window: number, resolution: string): Map<number, Map<string, Bucket[]>> {
+/**
+ * The buckets of a group block: per series ordinal, per field, ascending; with `only`, of those
+ * ordinals alone (a query of one series built the buckets of every series its group shares).
+ */
+export function bucketsOfGroup(block: SeriesColumns, window: number, resolution: string, only?: Ordinals): Map<number, Map<string, Bucket[]>> {
   const what = 'rollup group block';
   const ms = resolutionMs(resolution);
   if (ms === null) throw new CorruptDataError(what, `${resolution} is not a resolution`);
@@ -331,14 +362,15 @@ export function bucketsOfGroup(block: SeriesColumns, window: number, resolution:
   const out = new Map<number, Map<string, Bucket[]>>();
   const names = Object.keys(block.fields).filter((k) => k.endsWith('.count')).map((k) => k.slice(0, -'.count'.length));
   const cols = names.map((f) => {
-    const [min, max, first, last] = valueColumns(block.fields, series, f, what);
-    const byAgg = { sum: sumColumn(block.fields, f, what), min, max, first, last };
+    const [min, max, first, last] = valueColumns(block.fields, series, f, what, only);
+    const byAgg = { sum: sumColumn(block.fields, series, f, what, only), min, max, first, last };
     const c = AGGS.map((a) => (Object.hasOwn(byAgg, a) ? byAgg[a as keyof typeof byAgg] : own(block.fields, `${f}.${a}`)));
     if (c.some((x) => !x)) throw new CorruptDataError(what, `field ${f} lacks a bucket column`);
     return c as (readonly FieldValue[])[];
   });
   for (let i = 0; i < block.ts.length; i++) {
     const s = int(series[i], what);
+    if (only && !only.has(s)) continue;
     const start = (base + int(bucket[i], what)) * ms;
     let byField = out.get(s);
     if (!byField) out.set(s, (byField = new Map<string, Bucket[]>()));

@@ -13,6 +13,7 @@ import {
   type SeriesKey,
   type ShardRef,
   keyJson,
+  requiredPairs,
   selects,
   selectsAll,
   type TagSelector,
@@ -80,10 +81,7 @@ function appendArgs(list: readonly HotAppend[]): RespArgs {
  * the JSON text each is in a series key (`"k":"v"`, SERIES).
  */
 function equalities(selector: TagSelector): string[] {
-  const out: string[] = [];
-  for (const [k, v] of Object.entries(selector.tags)) out.push(`${JSON.stringify(k)}:${JSON.stringify(v)}`);
-  for (const m of selector.matchers ?? []) if (m.op === '=' && m.value !== '') out.push(`${JSON.stringify(m.key)}:${JSON.stringify(m.value)}`);
-  return out;
+  return requiredPairs(selector).map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`);
 }
 
 const holder = (lease: Lease) => `${lease.owner}|${lease.fence}`;
