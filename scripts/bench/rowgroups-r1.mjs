@@ -5,7 +5,8 @@
 //                                              # (BENCH_MACHINES, BENCH_RECORD_MINUTES, BENCH_PLAN_END: the hour the load ended in)
 //   node scripts/bench/rowgroups-r1.mjs compact # fold each window's parts into one (S4_COMPACT_SETTLE_MS=0), so blocks hold the hour
 //   node scripts/bench/rowgroups-r1.mjs read    # R1: one machine × the whole range, as SDK records and as parsed JSON
-//                                              # (BENCH_R1_VARIANTS: sdk,json; also proj, R3: imu.vibration projected, and field, R2: imu projected)
+//                                              # (BENCH_R1_VARIANTS: sdk,json; also proj, R3: imu.vibration projected, and field, R2: imu projected;
+//                                              # sdkproj and sdkfield: the same two through the SDK)
 //
 // Same knobs as records-r4.mjs (BENCH_WORK, BENCH_S4_PORT, BENCH_S4_DIST, BENCH_SDK_DIST, BENCH_REPEATS);
 // server CPU from /proc per query, client CPU from process.cpuUsage().
@@ -51,17 +52,27 @@ async function read() {
     if (r.status !== 200) throw new Error(`${r.status}: ${r.body.toString().slice(0, 300)}`);
     return JSON.parse(r.body.toString('utf8')).series.flatMap((s) => s.ts);
   };
+  const sdkRecords = async (fields) => {
+    const out = [];
+    for await (const chunk of sdk.records({ metric: METRIC, tags: { machine }, fields }, range)) for (const r of chunk.records()) out.push(r);
+    return out;
+  };
   const variants = {
     async sdk() {
-      const out = [];
-      for await (const chunk of sdk.records({ metric: METRIC, tags: { machine } }, range)) for (const r of chunk.records()) out.push(r);
-      return out;
+      return sdkRecords(undefined);
     },
     async json() {
       const r = await request(`${URL_}/v1/query?metric=${METRIC}&tag=machine:${machine}&from=${range.from}&to=${range.to}&format=json`);
       if (r.status !== 200) throw new Error(`${r.status}: ${r.body.toString().slice(0, 300)}`);
       const o = JSON.parse(r.body.toString('utf8'));
       return o.series.flatMap((s) => s.ts);
+    },
+    // R2 / R3 through the SDK: records holding the projected path only
+    async sdkfield() {
+      return sdkRecords(['imu']);
+    },
+    async sdkproj() {
+      return sdkRecords(['imu.vibration']);
     },
     // R3: the same, one leaf projected
     async proj() {
