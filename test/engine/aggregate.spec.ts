@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { canonicalSeries, isDayRollupKey, seriesId, type Clock, type FieldValue, type SeriesKey } from '@s4/core';
+import { canonicalSeries, isDayRollupKey, seriesId, type Clock, type FieldValue, type GetOptions, type GetResult, type SeriesKey } from '@s4/core';
 import { RAW_MARKER, bucketsToColumns, decodeRollupObject, decodeSegment, encodeSegment, readTrailer, rollupSeriesId, type SegmentSeriesInput } from '@s4/format';
-import { CatalogStore, Flusher, QueryEngine, RollupBuilder, Writer, parseWrite, type Tombstone, type TombstoneSource } from '@s4/engine';
+import { CatalogStore, Flusher, QueryEngine, RollupBuilder, Writer, parseWrite, type AggregateSpec, type Tombstone, type TombstoneSource } from '@s4/engine';
 import { EmbeddedHotTier, FilesystemObjectStore } from '@s4/storage';
 import { ALL_AGGS, bruteAggregate, closeEnough } from '../support/brute.js';
 import { ExpectedStore } from '../support/model.js';
@@ -27,6 +27,7 @@ async function engine(tombstones?: TombstoneSource) {
   const rollupCatalogs = new CatalogStore(objects, 'rollup');
   const opts = { ns: 'default', shards: 4 };
   return {
+    dir,
     hot,
     writer: new Writer(hot, { ...opts, maxRecordBytes: 1 << 20 }),
     flusher: new Flusher(hot, objects, catalogs, { ...opts, owner: 'test', leaseTtlMs: 60_000, clock }),
@@ -54,9 +55,27 @@ const write = fc.record({
 async function apply(e: Awaited<ReturnType<typeof engine>>, model: ExpectedStore, writes: Write[]): Promise<void> {
   if (writes.length === 0) return;
   const samples = writes.map((w) => ({ ...SERIES[w.series]!, ts: w.ts, fields: { value: w.value } }));
+  await writeSamples(e, samples);
+  for (const s of samples) model.write(s.metric, s.tags, s.ts, s.fields);
+}
+
+async function writeSamples(e: Awaited<ReturnType<typeof engine>>, samples: { metric: string; tags: Record<string, string>; ts: number; fields: Record<string, FieldValue> }[]): Promise<void> {
   // NaN cannot travel in JSON, so the writes go through the engine directly with the same validation.
   await e.writer.write(parseWrite({ kind: 'json', body: { samples } }, { maxSamplesPerRequest: 1e6, maxFieldsPerSample: 10, maxTags: 10, maxTagLength: 100, maxFutureMs: 1e9, maxNestingDepth: 64 }, e.clock.now()));
-  for (const s of samples) model.write(s.metric, s.tags, s.ts, s.fields);
+}
+
+/** The segment objects (raw parts) a cold query engine over the engine's files gets for one aggregate. */
+async function rawReadsOf(e: Awaited<ReturnType<typeof engine>>, spec: AggregateSpec): Promise<string[]> {
+  const got: string[] = [];
+  class Recording extends FilesystemObjectStore {
+    override async get(key: string, options?: GetOptions): Promise<GetResult | null> {
+      got.push(key);
+      return super.get(key, options);
+    }
+  }
+  const objects = new Recording(`${e.dir}/objects`);
+  await new QueryEngine(e.hot, objects, new CatalogStore(objects), { ns: 'default', shards: 4, concurrency: 8, cacheBytes: 1 << 24 }, new CatalogStore(objects, 'rollup'), e.clock).aggregate(spec);
+  return got.filter((k) => k.includes('/seg/'));
 }
 
 /** Writes flushed as a first part, late writes flushed as a second part (rolled up between, and after when asked), then writes left hot. */
@@ -311,6 +330,31 @@ describe('rollups sized to the data', () => {
       await check(e, model, H, from, to, true);
       await check(e, model, 24 * H, from, to, false);
     }
+    await e.hot.close();
+  });
+
+  it('answers a range starting inside a closed day from its day object, also when the day holds parts of other metrics', async () => {
+    const e = await engine();
+    const model = new ExpectedStore();
+    let x = 13;
+    const rnd = () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    await apply(e, model, [...dense(0, 1000, rnd), ...dense(1, 10_000, rnd)]);
+    await e.flusher.flushAll(H0 + 10 * H);
+    e.clock.set(H0 + 27 * H); // closed: one day object per shard
+    await e.rollups.rollupAll(0, H0 + 86_400_000);
+    // The last hours of the day, as "the last 24 hours" asks: the day's first hour is outside.
+    // Step 1 h: every series stored it (at 1 min the 10 s one is read raw by design).
+    const spec: AggregateSpec = { metric: 'agg.m', tags: {}, from: H0 + H, to: H0 + 48 * H, step: H, aggs: ['avg', 'max'] };
+    expect(await rawReadsOf(e, spec)).toEqual([]);
+    await check(e, model, 60_000, H0 + H, H0 + 48 * H, false);
+    // Another metric's samples in the day's second hour, in every shard: parts the day object's key names too.
+    await writeSamples(e, Array.from({ length: 40 }, (_, i) => ({ metric: 'agg.other', tags: { s: `o${i}` }, ts: H0 + H + 5_000, fields: { value: i } })));
+    await e.flusher.flushAll(H0 + 10 * H);
+    await e.rollups.rollupAll(0, H0 + 86_400_000);
+    expect(await rawReadsOf(e, spec)).toEqual([]);
+    expect(await rawReadsOf(e, { ...spec, from: H0, to: H0 + 24 * H })).toEqual([]);
+    await check(e, model, 60_000, H0 + H, H0 + 48 * H, false);
+    await check(e, model, H, H0, H0 + 24 * H, true);
     await e.hot.close();
   });
 });

@@ -64,7 +64,7 @@ async function aggregateShard({ hot, planner, raw, rollups }: Readers, ref: Shar
   const scan = await hot.scan(ref, spec.metric, spec.from, spec.to, spec);
   const entries = await planner.segmentEntries(ref, spec, scan.generation);
   const dead = await deleted(ref.ns);
-  const { rolled, skipRaw, clipped } = await withoutDeletedRollups(await planner.rollupPlan(ref, spec, entries, scan.logs), dead, (e, metrics) => rollups.seriesKeys(e, metrics));
+  const { rolled, skipRaw, clipped } = await withoutDeletedRollups(await planner.rollupPlan(ref, spec, entries, scan.logs, scan.generation), dead, (e, metrics) => rollups.seriesKeys(e, metrics));
 
   const series = new Map<string, { key: SeriesKey; fields: Map<string, Bucket[][]> }>();
   const add = (id: string, key: SeriesKey, field: string, buckets: Bucket[]) => {

@@ -59,18 +59,27 @@ export class QueryPlanner {
   /**
    * Windows answered from rollups: whole inside the range, with a rollup computed from exactly
    * the window's current parts (or a day object from exactly the day's current hourly rollups),
-   * and no hot data of the selector waiting in them.
+   * and no hot data of the selector waiting in them. `entries` are the spec's parts
+   * (segmentEntries); the keys are made from every part of the touched days, as the builder
+   * makes them (rollup-builder.ts), whatever metric or time a part holds.
    */
-  async rollupPlan(ref: ShardRef, spec: AggregateSpec, entries: readonly CatalogEntry[], logs: readonly HotLog[]): Promise<RollupPlan> {
+  async rollupPlan(ref: ShardRef, spec: AggregateSpec, entries: readonly CatalogEntry[], logs: readonly HotLog[], generation: number): Promise<RollupPlan> {
     const rolled = new Map<number, CatalogEntry>();
     const skipRaw = new Set<number>();
-    if (!rollupsCanAnswer(spec.step) || !this.rollups) return { rolled, skipRaw };
+    if (!rollupsCanAnswer(spec.step) || !this.rollups || entries.length === 0) return { rolled, skipRaw };
     const hotWindows = new Set(logs.filter((l) => selects(spec, l.key.tags)).map((l) => l.window));
-    const partsOf = new Map<number, CatalogEntry[]>();
-    for (const e of entries) {
+    // Windows holding the spec's parts: the ones to answer.
+    const windowsWanted = new Set(entries.map((e) => e.window));
+    // Every part of the days those windows are in: the ones the keys name. Keys made from the
+    // spec's parts alone named no stored rollup wherever a window or a day also held parts of
+    // other metrics or times (a range starting inside a closed day read that day raw).
+    const days = new Set([...windowsWanted].map((w) => Math.floor(w / DAY_MS) * DAY_MS));
+    const partsOf = new Map<number, string[]>();
+    for (const e of await this.catalogs.entries(ref, Math.min(...days), Math.max(...days) + DAY_MS, generation, WINDOW_MS)) {
+      if (!days.has(Math.floor(e.window / DAY_MS) * DAY_MS)) continue;
       let l = partsOf.get(e.window);
       if (!l) partsOf.set(e.window, (l = []));
-      l.push(e);
+      l.push(e.key);
     }
     // Rollup registrations do not move the shard generation; revalidate them every few seconds.
     // Entries whose day overlaps the range, not only whose hour does: a day object's window is its
@@ -78,11 +87,10 @@ export class QueryPlanner {
     const rollupEntries = await this.rollups.entries(ref, spec.from, spec.to, Math.floor(this.clock.now() / 5_000), DAY_MS);
     const byKey = new Map(rollupEntries.map((e) => [e.key, e]));
     const hourly = new Map<number, string>();
-    for (const [window, parts] of partsOf) hourly.set(window, currentRollupKey(ref, window, parts.map((p) => p.key)));
+    for (const [window, parts] of partsOf) hourly.set(window, currentRollupKey(ref, window, parts));
     // Whole days first: one object per shard-day.
     const covered = new Set<number>();
     const clipped = new Map<number, { from: number; to: number }>();
-    const days = new Set([...hourly.keys()].map((w) => Math.floor(w / DAY_MS) * DAY_MS));
     for (const day of days) {
       if ([...hotWindows].some((w) => w >= day && w < day + DAY_MS)) continue;
       const whole = day >= spec.from && day + DAY_MS <= spec.to;
@@ -92,7 +100,7 @@ export class QueryPlanner {
       // resolution divides the hour (1m, 1h).
       if (!whole && !HOUR_BUCKETS) continue;
       const windows = [...hourly.keys()].filter((w) => w >= day && w < day + DAY_MS);
-      const inside = whole ? windows : windows.filter((w) => w >= spec.from && w + WINDOW_MS <= spec.to);
+      const inside = windows.filter((w) => windowsWanted.has(w) && w >= spec.from && w + WINDOW_MS <= spec.to);
       if (inside.length === 0) continue;
       const r = byKey.get(currentDayRollupKey(ref, day, windows.map((w) => hourly.get(w)!)));
       if (!r || !mayHold(r, spec.metric)) continue;
@@ -100,9 +108,9 @@ export class QueryPlanner {
       if (!whole) clipped.set(day, { from: Math.min(...inside), to: Math.max(...inside) + WINDOW_MS });
       for (const w of inside) covered.add(w);
     }
-    for (const [window, key] of hourly) {
+    for (const window of windowsWanted) {
       if (covered.has(window) || window < spec.from || window + WINDOW_MS > spec.to || hotWindows.has(window)) continue;
-      const r = byKey.get(key);
+      const r = byKey.get(hourly.get(window)!);
       if (r && mayHold(r, spec.metric)) rolled.set(window, r);
     }
     for (const w of covered) skipRaw.add(w);
