@@ -409,13 +409,14 @@ describe('latest equals brute force over the raw samples', () => {
   });
 
   it('reads past deleted last samples to the flushed one before them, not to an earlier one still hot', async () => {
-    // c at 1 Hz for 20 min: a block of two 10-minute row groups. The second group is deleted,
-    // so the latest is the first group's last sample, which a read of the parts' end never decodes.
+    // c at 1 Hz for 20 min: a block of two 10-minute row groups (a text field, so that so few
+    // samples are split). The second group is deleted, so the latest is the first group's last
+    // sample, which a read of the parts' end never decodes.
     const dead: Tombstone[] = [{ id: 't', metric: 'agg.m', tags: SERIES[2]!.tags, from: H0 + 600_000, to: H0 + 1_200_000, createdAt: 0 }];
     const e = await engine({ forMetric: async (_ns, metric) => dead.filter((t) => t.metric === metric), list: async () => dead });
     const model = new ExpectedStore();
     try {
-      await apply(e, model, Array.from({ length: 1200 }, (_, i) => ({ series: 2, ts: H0 + i * 1000, value: i })));
+      await writeSamples(e, Array.from({ length: 1200 }, (_, i) => ({ ...SERIES[2]!, ts: H0 + i * 1000, fields: { value: i, note: 'n' } })));
       await e.flusher.flushAll(H0 + 10 * H);
       await apply(e, model, [{ series: 2, ts: H0 + 300_500, value: -1 }]);
       const got = await e.query.latest({ metric: 'agg.m', tags: {}, from: H0, to: H0 + H });

@@ -274,18 +274,18 @@ const golden = [
   {
     name: 'segment-v3',
     ext: 's4seg',
-    encode: () => encodeSegment(SEGMENT_V3, { version: 3, groupRows: GROUP_ROWS_V3 }),
+    encode: () => encodeSegment(SEGMENT_V3, { version: 3, groupRows: GROUP_ROWS_V3, groupNumberCells: 0 }),
     decode: (b: Uint8Array) => decodeSegment(b),
     reencode: (json: { footer: SegmentInput; series: SegmentInput['series'] }) =>
-      encodeSegment({ ns: json.footer.ns, shard: json.footer.shard, window: json.footer.window, series: json.series }, { version: 3, groupRows: GROUP_ROWS_V3 }),
+      encodeSegment({ ns: json.footer.ns, shard: json.footer.shard, window: json.footer.window, series: json.series }, { version: 3, groupRows: GROUP_ROWS_V3, groupNumberCells: 0 }),
   },
   {
     name: 'segment-v4',
     ext: 's4seg',
-    encode: () => encodeSegment(SEGMENT_V4, { version: 4, groupRows: GROUP_ROWS_V3 }),
+    encode: () => encodeSegment(SEGMENT_V4, { version: 4, groupRows: GROUP_ROWS_V3, groupNumberCells: 0 }),
     decode: (b: Uint8Array) => decodeSegment(b),
     reencode: (json: { footer: SegmentInput; series: SegmentInput['series'] }) =>
-      encodeSegment({ ns: json.footer.ns, shard: json.footer.shard, window: json.footer.window, series: json.series }, { version: 4, groupRows: GROUP_ROWS_V3 }),
+      encodeSegment({ ns: json.footer.ns, shard: json.footer.shard, window: json.footer.window, series: json.series }, { version: 4, groupRows: GROUP_ROWS_V3, groupNumberCells: 0 }),
   },
   {
     name: 'catalog-v1',

@@ -12,7 +12,8 @@ const H = 1_763_784_000_000;
 
 /** One series in a segment written with row groups of at least `groupRows` samples. */
 function segment(ts: number[], fields: Record<string, FieldValue[]>, groupRows: number, version?: 3 | 4) {
-  const bytes = encodeSegment({ ns: 'n', shard: 0, window: H, series: [{ id: 's', metric: 'm', tags: {}, ts, fields }] }, { groupRows, version });
+  // Blocks of numbers only are split too, however few their values (GROUP_NUMBER_CELLS is the writer's default).
+  const bytes = encodeSegment({ ns: 'n', shard: 0, window: H, series: [{ id: 's', metric: 'm', tags: {}, ts, fields }] }, { groupRows, groupNumberCells: 0, version });
   const { footerOffset, footerLength } = readTrailer(bytes.subarray(bytes.length - SEGMENT_TRAILER_BYTES));
   const entry = decodeFooter(bytes.subarray(footerOffset, footerOffset + footerLength)).series[0]!;
   return { bytes, entry };
@@ -57,6 +58,20 @@ function readRange(bytes: Uint8Array, entry: ReturnType<typeof segment>['entry']
 }
 
 describe('segment v3: row groups', () => {
+  it('splits an hour of numbers only from GROUP_NUMBER_CELLS values, and an hour of records always', () => {
+    const ts = Array.from({ length: 3600 }, (_, i) => H + i * 1000);
+    const floats = (k: number) => Object.fromEntries(Array.from({ length: k }, (_, f) => [`f${f}`, ts.map((_, i) => (i % 7 === 3 ? null : Math.round(Math.sin(i + f) * 1e4) / 100))]));
+    const groups = (fields: Record<string, FieldValue[]>) => {
+      const bytes = encodeSegment({ ns: 'n', shard: 0, window: H, series: [{ id: 's', metric: 'm', tags: {}, ts, fields }] });
+      const { footerOffset, footerLength } = readTrailer(bytes.subarray(bytes.length - SEGMENT_TRAILER_BYTES));
+      return groupsOf(decodeFooter(bytes.subarray(footerOffset, footerOffset + footerLength)).series[0]!).length;
+    };
+    expect(groups(floats(1))).toBe(1); // 3,600 values: whole
+    expect(groups(floats(9))).toBe(1); // 32,400
+    expect(groups(floats(10))).toBe(6); // 36,000: 10-minute groups
+    expect(groups({ ...floats(1), s: ts.map((_, i) => `v${i % 3}`) })).toBe(6); // not numbers only
+  });
+
   it.each([3, 4] as const)('round-trips records of changing shape exactly whatever the groups, key order included (version %i)', (version) => {
     fc.assert(
       fc.property(timedColumns, fc.integer({ min: 1, max: 6 }), ({ ts, fields }, groupRows) => {

@@ -31,6 +31,8 @@ export interface EncodeOptions {
   shred?: ShredMode;
   /** Version 3: samples a row group holds at least, on average (GROUP_ROWS). */
   groupRows?: number;
+  /** Version 3: values a block of numbers only holds at least to be split (GROUP_NUMBER_CELLS). */
+  groupNumberCells?: number;
 }
 
 export function encodeSegment(input: SegmentInput, options: EncodeOptions = {}): Uint8Array {
@@ -48,7 +50,7 @@ export function encodeSegment(input: SegmentInput, options: EncodeOptions = {}):
   const w = new ByteWriter(64 * 1024);
   const asked = options.version ?? SEGMENT_VERSION;
   if (!SEGMENT_VERSIONS.includes(asked)) throw new RangeError(`cannot write segment version ${asked}`);
-  const blockOptions = { level: options.level, shred: options.shred, groupRows: options.groupRows, float32: asked >= 4 };
+  const blockOptions = { level: options.level, shred: options.shred, groupRows: options.groupRows, groupNumberCells: options.groupNumberCells, float32: asked >= 4 };
   w.bytes(SEGMENT_MAGIC);
   w.u8(asked); // the version: a version 3 segment without row groups is written as version 2, known after the blocks
   w.bytes(new Uint8Array(3));
