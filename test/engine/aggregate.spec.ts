@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { canonicalSeries, isDayRollupKey, seriesId, type Clock, type FieldValue, type GetOptions, type GetResult, type SeriesKey } from '@s4/core';
+import { canonicalSeries, isDayRollupKey, seriesId, type Clock, type FieldValue, type GetOptions, type GetResult, type SeriesKey, type TagMatcher } from '@s4/core';
 import { RAW_MARKER, bucketsToColumns, decodeRollupObject, decodeSegment, encodeSegment, readTrailer, rollupSeriesId, type SegmentSeriesInput } from '@s4/format';
 import { CatalogStore, Flusher, QueryEngine, RollupBuilder, Writer, parseWrite, type AggregateSpec, type Tombstone, type TombstoneSource } from '@s4/engine';
 import { EmbeddedHotTier, FilesystemObjectStore } from '@s4/storage';
@@ -89,10 +89,24 @@ async function load(e: Awaited<ReturnType<typeof engine>>, model: ExpectedStore,
   await apply(e, model, hotOnly);
 }
 
-async function check(e: Awaited<ReturnType<typeof engine>>, model: ExpectedStore, step: number, from: number, to: number, groupAll: boolean): Promise<void> {
+/** A selector of the aggregate, and which of SERIES it selects (worked out apart from the engine's matching). */
+interface Picked {
+  tags: Record<string, string>;
+  matchers?: TagMatcher[];
+  keeps: (s: SeriesKey) => boolean;
+}
+const PICKS: Picked[] = [
+  { tags: { s: 'a' }, keeps: (s) => s.tags.s === 'a' },
+  { tags: { g: 'y' }, keeps: (s) => s.tags.g === 'y' },
+  { tags: {}, matchers: [{ key: 's', op: '=~', value: 'a|c' }], keeps: (s) => s.tags.s === 'a' || s.tags.s === 'c' },
+  { tags: { s: 'none' }, keeps: () => false },
+];
+
+async function check(e: Awaited<ReturnType<typeof engine>>, model: ExpectedStore, step: number, from: number, to: number, groupAll: boolean, picked?: Picked): Promise<void> {
   const expected = model.expected();
-  const got = await e.query.aggregate({ metric: 'agg.m', tags: {}, from, to, step, aggs: ALL_AGGS, groupBy: groupAll ? [] : undefined });
-  const groups = groupAll ? [SERIES] : SERIES.map((s) => [s]);
+  const got = await e.query.aggregate({ metric: 'agg.m', tags: picked?.tags ?? {}, matchers: picked?.matchers, from, to, step, aggs: ALL_AGGS, groupBy: groupAll ? [] : undefined });
+  const chosen = SERIES.filter((s) => !picked || picked.keeps(s));
+  const groups = groupAll ? [chosen] : chosen.map((s) => [s]);
   const want = groups
     .map((g) => ({ tags: groupAll ? {} : g[0]!.tags, ...bruteAggregate(g.map((s) => { const c = expected.get(ExpectedStore.key(s.metric, s.tags)); return { ts: c?.ts ?? [], values: c?.fields.value ?? [] }; }), from, to, step, ALL_AGGS) }))
     .filter((w) => w.ts.length > 0)
@@ -121,12 +135,13 @@ describe('step aggregation equals brute force over the raw samples', () => {
         fc.constantFrom(1000, 45_000, 60_000, 300_000, H, 2 * H, 86_400_000),
         fc.constantFrom([H0, H0 + 3 * H], [H0 - H, H0 + 4 * H], [H0 + 1234, H0 + 2 * H + 5678], [H0, H0 + 24 * H], [H0 - 24 * H, H0 + 48 * H]),
         fc.boolean(),
-        async (first, late, hotOnly, rollupAfterLate, step, [from, to], groupAll) => {
+        fc.option(fc.constantFrom(...PICKS), { nil: undefined }),
+        async (first, late, hotOnly, rollupAfterLate, step, [from, to], groupAll, picked) => {
           const e = await engine();
           const model = new ExpectedStore();
           try {
             await load(e, model, first, late, hotOnly, { after: rollupAfterLate });
-            await check(e, model, step, from, to, groupAll);
+            await check(e, model, step, from, to, groupAll, picked);
           } finally {
             await e.hot.close();
           }
@@ -134,6 +149,21 @@ describe('step aggregation equals brute force over the raw samples', () => {
       ),
       { numRuns: 40, seed: 20261122 },
     );
+  });
+
+  it('answers a selected series held only in the hot tier, beside flushed and rolled-up series', async () => {
+    const e = await engine();
+    const model = new ExpectedStore();
+    try {
+      const hour = (series: number, from: number, value: number) => Array.from({ length: 60 }, (_, i) => ({ series, ts: from + i * 60_000, value: value + i }));
+      await apply(e, model, [...hour(0, H0, 1), ...hour(1, H0, 100)]);
+      await e.flusher.flushAll(H0 + 10 * H);
+      await e.rollups.rollupAll(0, H0 + 86_400_000);
+      await apply(e, model, hour(2, H0 + H, 1000)); // c: never flushed
+      for (const picked of PICKS) for (const step of [60_000, H]) await check(e, model, step, H0, H0 + 3 * H, false, picked);
+    } finally {
+      await e.hot.close();
+    }
   });
 
   it('changes a rolled-up answer to the right one when late data lands in that window', async () => {

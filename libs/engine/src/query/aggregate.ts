@@ -1,7 +1,7 @@
-import { DAY_MS, canonicalSeries, isDayRollupKey, nameMap, own, type SeriesKey, type ShardRef } from '@s4/core';
+import { DAY_MS, canonicalSeries, isDayRollupKey, nameMap, own, selects, selectsAll, type SeriesKey, type ShardRef } from '@s4/core';
 import { mapLimit } from '../concurrency.js';
 import { aggColumn, aggValue, bucketize, mergeBuckets, type Bucket } from '../rollup/buckets.js';
-import { mergeWindows, type RawSources } from './raw-reader.js';
+import { inSpec, mergeWindows, type RawSources } from './raw-reader.js';
 import { deletedFor, withoutDeletedRollups } from './deleted.js';
 import { withoutDeleted, type Tombstone } from '../deletes/tombstones.js';
 import type { CatalogEntry } from '@s4/format';
@@ -60,9 +60,17 @@ function group(perShard: readonly SeriesBuckets[][], spec: AggregateSpec): Serie
   return out.sort((a, b) => (canonicalSeries(a) < canonicalSeries(b) ? -1 : 1));
 }
 
-async function aggregateShard({ hot, planner, raw, rollups }: Readers, ref: ShardRef, spec: AggregateSpec, deleted: (ns: string) => Promise<readonly Tombstone[]>): Promise<SeriesBuckets[]> {
+async function aggregateShard({ hot, planner, raw, rollups, concurrency }: Readers, ref: ShardRef, spec: AggregateSpec, deleted: (ns: string) => Promise<readonly Tombstone[]>): Promise<SeriesBuckets[]> {
   const scan = await hot.scan(ref, spec.metric, spec.from, spec.to, spec);
   const entries = await planner.segmentEntries(ref, spec, scan.generation);
+  // A selector of a few series: a shard whose parts list none of them (the series index says,
+  // or the footers) holds no buckets of them either. Its rollup objects are not read: one
+  // sensor's 1-min aggregates over a day read the rollups of every shard (240 objects on the
+  // float bench) for the one shard that holds it.
+  if (!selectsAll(spec) && !scan.logs.some((l) => selects(spec, l.key.tags))) {
+    const listings = await mapLimit(entries, Math.max(1, Math.ceil(concurrency / 2)), (e) => raw.listed(e, spec));
+    if (listings.every((list) => !list.some((s) => inSpec(s, spec)))) return [];
+  }
   const dead = await deleted(ref.ns);
   const { rolled, skipRaw, clipped } = await withoutDeletedRollups(await planner.rollupPlan(ref, spec, entries, scan.logs, scan.generation), dead, (e, metrics) => rollups.seriesKeys(e, metrics));
 
