@@ -1,6 +1,6 @@
 import { WINDOW_MS, isDaySegmentKey, type HotLog, type ObjectStore, type SeriesColumns, type SeriesKey } from '@s4/core';
-import { assemble, blockColumnsBytes, columnRanges, decodeBlockColumns, decodeGroupColumns, decodeFooter, groupsOf, decodeRecords, projectBlockColumns, projectColumns, selectFooter, selectPaths, type BlockColumns, type ByteRange, type CatalogEntry, type FooterEntry, type SegmentFooter } from '@s4/format';
-import { clip, concatWindows, mergeSources, type Source } from '../columns/merge.js';
+import { assemble, blockColumnsBytes, columnRanges, decodeBlockColumns, decodeGroupColumns, decodeFooter, groupsOf, decodeRecords, projectBlockColumns, projectColumns, selectFooter, selectPaths, sliceColumns, type BlockColumns, type ByteRange, type CatalogEntry, type FooterEntry, type SegmentFooter } from '@s4/format';
+import { clip, concatWindows, lowerBound, mergeSources, type Source } from '../columns/merge.js';
 import { mapLimit } from '../concurrency.js';
 import type { ObjectCache } from './cache.js';
 import type { SeriesIndexStore } from './series-index-store.js';
@@ -243,7 +243,9 @@ export class RawReader {
         // Row groups of one block hold disjoint slots of time: sources that a merge never has to overrule.
         for (const group of blocks[i]!) {
           if (!day) {
-            sourcesOf(s.id, { metric: s.metric, tags: s.tags }, entry.window).push(blockSource(group));
+            // Cut to the range first: a latest read, or an hour's last minutes, then builds the values it keeps only.
+            const cut = sliceColumns(group, lowerBound(group.ts, spec.from), lowerBound(group.ts, spec.to));
+            if (cut.ts.length > 0) sourcesOf(s.id, { metric: s.metric, tags: s.tags }, entry.window).push(blockSource(cut));
             continue;
           }
           const data = clip(assemble(group), entry.window, entry.window + WINDOW_MS);
