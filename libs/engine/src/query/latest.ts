@@ -20,7 +20,7 @@ export async function latest({ hot, planner, raw, concurrency, tombstones }: Rea
     const entries = await planner.segmentEntries(ref, spec, scan.generation);
     const dead = await deleted(ref.ns);
     // Per series, the windows that may hold its samples in range and, per window, where its
-    // parts' samples there end (see recentEnd). Visiting every window in turn instead cost two
+    // parts' samples there end (see laterEnd). Visiting every window in turn instead cost two
     // listings of each part of the day for every latest query.
     const held = new Map<string, Map<number, number>>();
     const hold = (id: string, window: number, end: number) => {
