@@ -7,6 +7,7 @@ import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Packr, Unpackr } from 'msgpackr';
 import { HOUR, batches, countRange, generate } from './lib/dataset.mjs';
+import { METRIC, s4Paths } from './lib/float-queries.mjs';
 import { agent, mapLimit, ok, request, waitHttp } from './lib/http.mjs';
 import { dirBytes, machine, memory, start, stop } from './lib/proc.mjs';
 import { percentile, summary } from './lib/stats.mjs';
@@ -33,7 +34,6 @@ const K = {
 };
 const WORK = env.BENCH_WORK || '/tmp/s4-bench';
 const VM_BIN = env.BENCH_VM_BIN || 'victoria-metrics';
-const METRIC = 'bench.value';
 const VM_METRIC = 'bench_value'; // dots are not valid in PromQL/MetricsQL metric names
 // an unknown S4_* variable stops S4, so set the rollup interval only when this checkout knows it
 const HAS_ROLLUP_KNOB = (() => {
@@ -161,11 +161,6 @@ async function ingest(url, bodies, samplesPer, hours) {
 
 // ---------------------------------------------------------------- queries
 const q = (o) => new URLSearchParams(o).toString();
-function s4Query(params) {
-  const p = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) for (const x of [v].flat()) p.append(k, String(x));
-  return p.toString();
-}
 const vmSec = (ms) => (ms / 1000).toFixed(3);
 
 const parse = {
@@ -230,6 +225,7 @@ function queries(ds) {
   const vmExport = (match, r) => `/api/v1/export?${q({ 'match[]': match, start: vmSec(r.from), end: vmSec(r.to - 1) })}`;
   const vmRange = (query, r, step) => `/api/v1/query_range?${q({ query, start: vmSec(r.from), end: vmSec(r.to - 1), step })}`;
   const one = `${VM_METRIC}{sensor="${sensor}"}`;
+  const s4 = s4Paths({ sensor, day, hour });
   return [
     {
       id: 'Q1',
@@ -237,8 +233,8 @@ function queries(ds) {
       target: 0.5,
       expect: countRange(ds, day.from, day.to, sensor),
       s4: [
-        { format: 'msgpack', path: `/v1/query?${s4Query({ metric: METRIC, tag: `sensor:${sensor}`, ...day, format: 'msgpack' })}`, parse: parse.s4msgpack },
-        { format: 'json', path: `/v1/query?${s4Query({ metric: METRIC, tag: `sensor:${sensor}`, ...day, format: 'json' })}`, parse: parse.s4json },
+        { format: 'msgpack', path: s4.Q1.msgpack, parse: parse.s4msgpack },
+        { format: 'json', path: s4.Q1.json, parse: parse.s4json },
       ],
       vm: { how: '/api/v1/export (JSON lines)', path: vmExport(one, day), parse: parse.vmExport },
     },
@@ -248,8 +244,8 @@ function queries(ds) {
       target: 0.5,
       expect: countRange(ds, hour.from, hour.to),
       s4: [
-        { format: 'msgpack', path: `/v1/query?${s4Query({ metric: METRIC, ...hour, format: 'msgpack' })}`, parse: parse.s4msgpack },
-        { format: 'json', path: `/v1/query?${s4Query({ metric: METRIC, ...hour, format: 'json' })}`, parse: parse.s4json },
+        { format: 'msgpack', path: s4.Q2.msgpack, parse: parse.s4msgpack },
+        { format: 'json', path: s4.Q2.json, parse: parse.s4json },
       ],
       vm: { how: '/api/v1/export (JSON lines)', path: vmExport(VM_METRIC, hour), parse: parse.vmExport },
     },
@@ -257,14 +253,14 @@ function queries(ds) {
       id: 'Q3',
       title: `one sensor, 1-min avg/min/max × ${ds.hours} h`,
       target: 1.0,
-      s4: [{ format: 'json', path: `/v1/query?${s4Query({ metric: METRIC, tag: `sensor:${sensor}`, ...day, step: '1m', agg: 'avg,min,max' })}`, parse: parse.s4json }],
+      s4: [{ format: 'json', path: s4.Q3, parse: parse.s4json }],
       vm: { how: 'query_range aggr_over_time((min,max,avg)_over_time)[1m] step=1m', path: vmRange(`aggr_over_time(("min_over_time","max_over_time","avg_over_time"),${one}[1m])`, day, '60'), parse: parse.vmMatrix },
     },
     {
       id: 'Q4',
       title: `all sensors, 1-h avg × ${ds.hours} h`,
       target: 0.5,
-      s4: [{ format: 'json', path: `/v1/query?${s4Query({ metric: METRIC, ...day, step: '1h', agg: 'avg' })}`, parse: parse.s4json }],
+      s4: [{ format: 'json', path: s4.Q4, parse: parse.s4json }],
       vm: { how: 'query_range avg_over_time(m[1h]) step=1h', path: vmRange(`avg_over_time(${VM_METRIC}[1h])`, day, '3600'), parse: parse.vmMatrix },
     },
     {
@@ -272,13 +268,13 @@ function queries(ds) {
       title: 'latest value of every sensor',
       target: 1.0,
       expect: ds.sensors.length,
-      s4: [{ format: 'json', path: `/v1/latest?${s4Query({ metric: METRIC })}`, parse: parse.s4json }],
+      s4: [{ format: 'json', path: s4.Q5, parse: parse.s4json }],
       vm: { how: 'instant query last_over_time(m[1h]) at the end of the data', path: `/api/v1/query?${q({ query: `last_over_time(${VM_METRIC}[1h])`, time: vmSec(last) })}`, parse: parse.vmMatrix },
     },
     {
       id: 'X1',
       title: `raw one sensor × ${ds.hours} h downsampled to 1000 points (S4 only)`,
-      s4: [{ format: 'json', path: `/v1/query?${s4Query({ metric: METRIC, tag: `sensor:${sensor}`, ...day, maxPoints: 1000 })}`, parse: parse.s4json }],
+      s4: [{ format: 'json', path: s4.X1, parse: parse.s4json }],
     },
   ];
 }

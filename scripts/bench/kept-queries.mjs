@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { loadavg } from 'node:os';
 import { request, waitHttp } from './lib/http.mjs';
 import { cpuMs, start, stop } from './lib/proc.mjs';
+import { s4Paths } from './lib/float-queries.mjs';
 
 const env = process.env;
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -40,13 +41,8 @@ function dataEnd() {
 
 const to = dataEnd();
 const from = to - Number(env.BENCH_HOURS || 24) * HOUR;
-const q = (o) => new URLSearchParams(Object.entries(o).map(([k, v]) => [k, String(v)])).toString();
-const QUERIES = {
-  Q1: `/v1/query?${q({ metric: 'bench.value', tag: 'sensor:s000', from, to, format: 'msgpack' })}`,
-  Q1J: `/v1/query?${q({ metric: 'bench.value', tag: 'sensor:s000', from, to, format: 'json' })}`,
-  Q3: `/v1/query?${q({ metric: 'bench.value', tag: 'sensor:s000', from, to, step: '1m', agg: 'avg,min,max' })}`,
-  Q5: `/v1/latest?${q({ metric: 'bench.value' })}`,
-};
+const paths = s4Paths({ sensor: 's000', day: { from, to }, hour: { from: to - HOUR, to } });
+const QUERIES = { Q1: paths.Q1.msgpack, Q1J: paths.Q1.json, Q3: paths.Q3, Q5: paths.Q5 };
 
 const names = (env.BENCH_QUERIES || 'Q1,Q1J,Q3,Q5').split(',');
 const repeats = Number(env.BENCH_REPEATS || 10);

@@ -130,6 +130,7 @@ end
 for _, w in ipairs(windows) do
   local wp = p .. 'w:' .. w .. ':'
   local ids = redis.call('SMEMBERS', wp .. 'm:' .. ARGV[1])
+  -- HMGET by slices: unpack of more than a few thousand values overflows Lua's stack.
   for at = 1, #ids, 1000 do
     local last = math.min(at + 999, #ids)
     local keys = redis.call('HMGET', wp .. 'meta', unpack(ids, at, last))
